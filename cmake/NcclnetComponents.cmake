@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: Apache-2.0
+# Optional components. Each one found enables what needs it; a missing one
+# disables only that, and the configure summary says so.
+
+# CUDA toolkit: nvcc, the runtime and NCCL's headers (GPU tools and tests only;
+# plugins never link the CUDA runtime).
+find_package(CUDAToolkit QUIET)
+find_program(NCCLNET_NVCC nvcc HINTS ${CUDAToolkit_BIN_DIR} /usr/local/cuda/bin)
+find_path(NCCLNET_NCCL_INCLUDE_DIR nccl.h
+          HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include /usr/include)
+find_library(NCCLNET_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib64)
+set(NCCLNET_HAVE_CUDA ${CUDAToolkit_FOUND})
+if(NCCLNET_NCCL_INCLUDE_DIR)
+  set(NCCLNET_HAVE_NCCL_HEADERS TRUE)
+else()
+  set(NCCLNET_HAVE_NCCL_HEADERS FALSE)
+endif()
+
+find_package(PkgConfig QUIET)
+set(NCCLNET_HAVE_LIBFABRIC FALSE)
+if(PkgConfig_FOUND)
+  pkg_check_modules(LIBFABRIC QUIET IMPORTED_TARGET libfabric)
+  if(LIBFABRIC_FOUND)
+    set(NCCLNET_HAVE_LIBFABRIC TRUE)
+  endif()
+endif()
+
+find_path(NCCLNET_IBVERBS_INCLUDE_DIR infiniband/verbs.h)
+if(NCCLNET_IBVERBS_INCLUDE_DIR)
+  set(NCCLNET_HAVE_IBVERBS TRUE)
+else()
+  set(NCCLNET_HAVE_IBVERBS FALSE)
+endif()
+
+find_package(yaml-cpp QUIET)
+set(NCCLNET_HAVE_YAMLCPP ${yaml-cpp_FOUND})
+
+find_package(GTest QUIET)
+set(NCCLNET_HAVE_GTEST ${GTest_FOUND})
+find_package(Threads REQUIRED)
+
+function(_ncclnet_summary_line what found enables)
+  if(found)
+    message(STATUS "  ${what}: found")
+  else()
+    message(STATUS "  ${what}: NOT found -> ${enables} disabled")
+  endif()
+endfunction()
+
+function(ncclnet_print_summary)
+  message(STATUS "")
+  message(STATUS "nccl-net-sdk ${PROJECT_VERSION} configuration")
+  message(STATUS "  build type: ${CMAKE_BUILD_TYPE}")
+  if(NCCLNET_SANITIZE_ADDRESS)
+    message(STATUS "  sanitizers: address + undefined")
+  elseif(NCCLNET_SANITIZE_THREAD)
+    message(STATUS "  sanitizers: thread")
+  else()
+    message(STATUS "  sanitizers: none")
+  endif()
+  _ncclnet_summary_line("CUDA toolkit" "${NCCLNET_HAVE_CUDA}" "GPU tools and GPU tests")
+  _ncclnet_summary_line("NCCL headers" "${NCCLNET_HAVE_NCCL_HEADERS}" "the nccl.h agreement test and the NCCL driver")
+  _ncclnet_summary_line("libfabric" "${NCCLNET_HAVE_LIBFABRIC}" "sdk-ofi")
+  _ncclnet_summary_line("libibverbs headers" "${NCCLNET_HAVE_IBVERBS}" "sdk-ib")
+  _ncclnet_summary_line("yaml-cpp" "${NCCLNET_HAVE_YAMLCPP}" "ncclnet-conformance profiles")
+  _ncclnet_summary_line("GoogleTest" "${NCCLNET_HAVE_GTEST}" "the test suite")
+  message(STATUS "")
+endfunction()

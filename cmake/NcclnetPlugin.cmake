@@ -1,0 +1,33 @@
+# SPDX-License-Identifier: Apache-2.0
+# ncclnet_add_plugin(<target> NAME <suffix> SOURCES <files...>)
+#
+# Builds libnccl-net-<suffix>.so from C++ sources that use
+# NCCLNET_EXPORT_PLUGIN. Everything but the ncclNetPlugin_vN tables is
+# hidden: visibility presets plus a linker version script, so not even a
+# static library linked into the plugin leaks a symbol NCCL could bind to.
+# Links against ncclnet::plugin (the SDK's plugin-side headers).
+
+set(NCCLNET_PLUGIN_VERSION_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/ncclnet-plugin.map)
+
+function(ncclnet_add_plugin target)
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES" ${ARGN})
+  if(NOT ARG_NAME)
+    message(FATAL_ERROR "ncclnet_add_plugin(${target}): NAME <suffix> is required")
+  endif()
+  add_library(${target} MODULE ${ARG_SOURCES})
+  set_target_properties(${target} PROPERTIES
+    OUTPUT_NAME nccl-net-${ARG_NAME}
+    PREFIX lib
+    CXX_VISIBILITY_PRESET hidden
+    C_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON)
+  if(TARGET ncclnet::plugin)
+    target_link_libraries(${target} PRIVATE ncclnet::plugin)
+  else()
+    target_link_libraries(${target} PRIVATE ncclnet_plugin)
+  endif()
+  target_link_options(${target} PRIVATE
+    "LINKER:--version-script=${NCCLNET_PLUGIN_VERSION_SCRIPT}"
+    "LINKER:--no-undefined"
+    "LINKER:--exclude-libs,ALL")
+endfunction()

@@ -1,0 +1,437 @@
+// SPDX-License-Identifier: Apache-2.0
+// testnet: an in-process plugin built with the SDK's export macro. Sends and
+// receives between comms of the same process are matched in memory, so the
+// round-trip tests can drive every ABI version through the whole contract
+// without a network. Built twice: "sdk-testnet" provides every optional
+// member, "sdk-testnet-min" (TESTNET_MINIMAL) none of them.
+#include <cstring>
+#include <deque>
+#include <fcntl.h>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "ncclnet/plugin.hpp"
+#include "ncclnet/request_pool.hpp"
+
+namespace {
+
+constexpr uint64_t kHandleMagic = 0x7465'7374'6e65'7431ull;  // "testnet1"
+constexpr int kMaxRecvs = 4;
+constexpr int kPhysicalDevices = 2;
+
+struct Handle {
+  uint64_t magic;
+  uint64_t listenId;
+  int connectCalls;  // connect completes on its second call, as a real one may
+};
+static_assert(sizeof(Handle) <= NCCL_NET_HANDLE_MAXSIZE, "handle must fit NCCL's buffer");
+
+struct MemoryRegion {
+  char* base;
+  size_t size;
+};
+
+struct Channel;
+
+struct Request {
+  Channel* channel = nullptr;
+  bool isSend = false;
+  int n = 0;
+  int matched = 0;  // buffers (recv) or 1 (send) matched so far
+  int sizes[kMaxRecvs] = {};
+  ncclResult_t error = ncclSuccess;
+};
+
+// One connection: the sender's queue meets the receiver's queue.
+struct PostedRecv {
+  Request* request;
+  void* data[kMaxRecvs];
+  size_t capacity[kMaxRecvs];
+  int tags[kMaxRecvs];
+  bool filled[kMaxRecvs];
+};
+struct PostedSend {
+  Request* request;
+  const void* data;
+  size_t size;
+  int tag;
+};
+
+struct Channel {
+  std::mutex mutex;
+  std::deque<PostedRecv> recvs;
+  std::deque<PostedSend> sends;
+  ncclnet::RequestPool<Request> sendRequests{NCCL_NET_MAX_REQUESTS * kMaxRecvs};
+  ncclnet::RequestPool<Request> recvRequests{NCCL_NET_MAX_REQUESTS};
+
+  // Sends land, in posting order, in the oldest receive that still has a
+  // buffer with their tag.
+  void match() {
+    while (!sends.empty() && !recvs.empty()) {
+      PostedSend& send = sends.front();
+      PostedRecv& recv = recvs.front();
+      int slot = -1;
+      for (int i = 0; i < recv.request->n; i++) {
+        if (!recv.filled[i] && recv.tags[i] == send.tag) {
+          slot = i;
+          break;
+        }
+      }
+      if (slot < 0) {  // tag mismatch: the contract's usage error
+        send.request->error = recv.request->error = ncclInvalidUsage;
+        send.request->matched = 1;
+        recv.request->matched = recv.request->n;
+        sends.pop_front();
+        recvs.pop_front();
+        continue;
+      }
+      if (send.size > recv.capacity[slot]) {  // truncation: nothing is written
+        send.request->error = recv.request->error = ncclInvalidUsage;
+      } else if (send.size > 0) {
+        std::memcpy(recv.data[slot], send.data, send.size);
+      }
+      recv.filled[slot] = true;
+      recv.request->sizes[slot] = static_cast<int>(send.size);
+      send.request->sizes[0] = static_cast<int>(send.size);
+      send.request->matched = 1;
+      recv.request->matched++;
+      sends.pop_front();
+      if (recv.request->matched == recv.request->n) recvs.pop_front();
+    }
+  }
+};
+
+struct Listen {
+  uint64_t id;
+  int dev;
+  std::deque<std::shared_ptr<Channel>> pending;
+};
+struct SendComm {
+  std::shared_ptr<Channel> channel;
+};
+struct RecvComm {
+  std::shared_ptr<Channel> channel;
+};
+
+class TestNet {
+ public:
+#ifdef TESTNET_MINIMAL
+  static constexpr const char* kName = "sdk-testnet-min";
+#else
+  static constexpr const char* kName = "sdk-testnet";
+#endif
+
+  static ncclResult_t create(const ncclnet::InitArgs& args, std::unique_ptr<TestNet>* out) {
+    auto net = std::make_unique<TestNet>(args.logger);
+    int64_t devices = 0;
+    ncclResult_t res = net->params_.readInt("NCCLNET_TESTNET_DEVICES", kPhysicalDevices,
+                                            "physical devices testnet reports", &devices, 0, 64);
+    if (res != ncclSuccess) return res;
+    net->physical_ = static_cast<int>(devices);
+    *out = std::move(net);
+    return ncclSuccess;
+  }
+
+  explicit TestNet(ncclnet::Logger logger) : log_(logger), params_(logger) {}
+
+  const ncclnet::ParamTable& params() const { return params_; }
+
+  ncclResult_t devices(int* ndev) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    *ndev = physical_ + static_cast<int>(virtual_.size());
+    return ncclSuccess;
+  }
+
+  ncclResult_t getProperties(int dev, ncclNetProperties_v12_t* props) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (dev < 0 || dev >= physical_ + static_cast<int>(virtual_.size())) {
+      NCCLNET_WARN(log_, "getProperties: device %d does not exist", dev);
+      return ncclInvalidArgument;
+    }
+    while (static_cast<int>(names_.size()) <= dev) names_.push_back("testnet" + std::to_string(names_.size()));
+    props->name = names_[dev].data();
+    props->pciPath = nullptr;
+    props->guid = 0x1000 + dev;
+    props->ptrSupport = NCCL_PTR_HOST;
+    props->regIsGlobal = 1;
+    props->forceFlush = 0;
+    props->speed = 100000;
+    props->port = 1;
+    props->latency = 1.5f;
+    props->maxComms = 1024;
+    props->maxRecvs = kMaxRecvs;
+    props->netDeviceType = NCCL_NET_DEVICE_HOST;
+    props->netDeviceVersion = NCCL_NET_DEVICE_INVALID_VERSION;
+    if (dev < physical_) {
+      props->vProps.ndevs = 1;
+      props->vProps.devs[0] = dev;
+    } else {
+      props->vProps = virtual_[dev - physical_];
+    }
+    props->maxP2pBytes = NCCL_MAX_NET_SIZE_BYTES;
+    props->maxCollBytes = NCCL_MAX_NET_SIZE_BYTES;
+    props->maxMultiRequestSize = 1;
+    props->railId = static_cast<int16_t>(dev);
+    props->planeId = 0;
+    return ncclSuccess;
+  }
+
+  ncclResult_t listen(const ncclnet::CommContext&, int dev, void* handle, void** listenComm) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (handle == nullptr || listenComm == nullptr || dev < 0 || dev >= physical_) {
+      NCCLNET_WARN(log_, "listen: bad arguments (dev %d)", dev);
+      return ncclInvalidArgument;
+    }
+    auto listen = std::make_unique<Listen>();
+    listen->id = ++nextListenId_;
+    listen->dev = dev;
+    Handle h{kHandleMagic, listen->id, 0};
+    std::memcpy(handle, &h, sizeof(h));
+    *listenComm = listen.get();
+    listens_.emplace(listen.get(), std::move(listen));
+    return ncclSuccess;
+  }
+
+  ncclResult_t connect(const ncclnet::CommContext&, int, void* handle, void** sendComm,
+                       ncclNetDeviceHandle_v12_t**) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Handle h;
+    std::memcpy(&h, handle, sizeof(h));
+    if (h.magic != kHandleMagic) {
+      NCCLNET_WARN(log_, "connect: handle is not a testnet handle (magic %016llx)",
+                   static_cast<unsigned long long>(h.magic));
+      return ncclInvalidUsage;
+    }
+    Listen* listen = findListen(h.listenId);
+    if (listen == nullptr) {
+      NCCLNET_WARN(log_, "connect: listen %llu is closed", static_cast<unsigned long long>(h.listenId));
+      return ncclRemoteError;
+    }
+    if (h.connectCalls++ == 0) {  // not yet: NCCL calls again with the same handle
+      std::memcpy(handle, &h, sizeof(h));
+      *sendComm = nullptr;
+      return ncclSuccess;
+    }
+    auto comm = std::make_unique<SendComm>();
+    comm->channel = std::make_shared<Channel>();
+    listen->pending.push_back(comm->channel);
+    *sendComm = comm.get();
+    sends_.emplace(comm.get(), std::move(comm));
+    return ncclSuccess;
+  }
+
+  ncclResult_t accept(void* listenComm, void** recvComm, ncclNetDeviceHandle_v12_t**) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = listens_.find(listenComm);
+    if (it == listens_.end()) return bad("accept", "unknown listenComm");
+    if (it->second->pending.empty()) {
+      *recvComm = nullptr;
+      return ncclSuccess;
+    }
+    auto comm = std::make_unique<RecvComm>();
+    comm->channel = it->second->pending.front();
+    it->second->pending.pop_front();
+    *recvComm = comm.get();
+    recvs_.emplace(comm.get(), std::move(comm));
+    return ncclSuccess;
+  }
+
+  ncclResult_t regMr(void* comm, void* data, size_t size, int type, void** mhandle) {
+    if (type != NCCL_PTR_HOST) return bad("regMr", "testnet registers host memory only");
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!isComm(comm)) return bad("regMr", "unknown comm");
+    auto region = std::make_unique<MemoryRegion>(MemoryRegion{static_cast<char*>(data), size});
+    *mhandle = region.get();
+    regions_.emplace(region.get(), std::move(region));
+    return ncclSuccess;
+  }
+
+  ncclResult_t deregMr(void* comm, void* mhandle) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!isComm(comm) || regions_.erase(mhandle) == 0) return bad("deregMr", "unknown comm or mhandle");
+    return ncclSuccess;
+  }
+
+  ncclResult_t isend(void* sendComm, void* data, size_t size, int tag, void* mhandle, void*,
+                     void** request) {
+    Channel* channel = sendChannel(sendComm);
+    if (channel == nullptr) return bad("isend", "unknown sendComm");
+    if (!covers(mhandle, data, size)) return bad("isend", "buffer outside its memory region");
+    std::lock_guard<std::mutex> lock(channel->mutex);
+    Request* r = channel->sendRequests.acquire();
+    if (r != nullptr) {
+      r->channel = channel;
+      r->isSend = true;
+      r->n = 1;
+      channel->sends.push_back(PostedSend{r, data, size, tag});
+      channel->match();
+    }
+    *request = r;  // NULL: all requests in flight, try again
+    return ncclSuccess;
+  }
+
+  ncclResult_t irecv(void* recvComm, int n, void** data, size_t* sizes, int* tags,
+                     void** mhandles, void**, void** request) {
+    Channel* channel = recvChannel(recvComm);
+    if (channel == nullptr) return bad("irecv", "unknown recvComm");
+    if (n < 1 || n > kMaxRecvs) return bad("irecv", "n outside 1..maxRecvs");
+    for (int i = 0; i < n; i++) {
+      if (!covers(mhandles[i], data[i], sizes[i])) return bad("irecv", "buffer outside its memory region");
+    }
+    std::lock_guard<std::mutex> lock(channel->mutex);
+    Request* r = channel->recvRequests.acquire();
+    if (r != nullptr) {
+      r->channel = channel;
+      r->n = n;
+      PostedRecv posted{};
+      posted.request = r;
+      for (int i = 0; i < n; i++) {
+        posted.data[i] = data[i];
+        posted.capacity[i] = sizes[i];
+        posted.tags[i] = tags[i];
+      }
+      channel->recvs.push_back(posted);
+      channel->match();
+    }
+    *request = r;
+    return ncclSuccess;
+  }
+
+  ncclResult_t iflush(void*, int, void**, int*, void**, void** request) {
+    *request = nullptr;  // host memory: nothing to flush
+    return ncclSuccess;
+  }
+
+  ncclResult_t test(void* request, int* done, int* sizes) {
+    Request* r = static_cast<Request*>(request);
+    Channel* channel = owningChannel(request);
+    if (channel == nullptr) return bad("test", "not a live request");
+    std::lock_guard<std::mutex> lock(channel->mutex);
+    *done = r->matched == r->n;
+    if (!*done) return ncclSuccess;
+    ncclResult_t error = r->error;
+    if (sizes != nullptr) {
+      for (int i = 0; i < r->n; i++) sizes[i] = r->sizes[i];
+    }
+#ifdef TESTNET_MINIMAL
+    releaseRequest(channel, r);
+#else
+    // With irecvConsumed the receive stays allocated until it is consumed.
+    if (r->isSend) releaseRequest(channel, r);
+#endif
+    if (error != ncclSuccess) NCCLNET_WARN(log_, "test: message truncated or tag mismatch");
+    return error;
+  }
+
+  ncclResult_t closeSend(void* comm) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return sends_.erase(comm) ? ncclSuccess : bad("closeSend", "unknown sendComm");
+  }
+  ncclResult_t closeRecv(void* comm) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return recvs_.erase(comm) ? ncclSuccess : bad("closeRecv", "unknown recvComm");
+  }
+  ncclResult_t closeListen(void* comm) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return listens_.erase(comm) ? ncclSuccess : bad("closeListen", "unknown listenComm");
+  }
+
+#ifndef TESTNET_MINIMAL
+  ncclResult_t regMrDmaBuf(void* comm, void* data, size_t size, int type, uint64_t, int fd,
+                           void** mhandle) {
+    if (fcntl(fd, F_GETFD) < 0) return bad("regMrDmaBuf", "fd is not open");
+    return regMr(comm, data, size, type == NCCL_PTR_CUDA ? NCCL_PTR_HOST : type, mhandle);
+  }
+  ncclResult_t getDeviceMr(void*, void*, void** dptr) {
+    *dptr = nullptr;
+    return ncclSuccess;
+  }
+  ncclResult_t irecvConsumed(void* recvComm, int, void* request) {
+    Channel* channel = recvChannel(recvComm);
+    if (channel == nullptr || owningChannel(request) != channel) {
+      return bad("irecvConsumed", "not a live receive of this comm");
+    }
+    std::lock_guard<std::mutex> lock(channel->mutex);
+    releaseRequest(channel, static_cast<Request*>(request));
+    return ncclSuccess;
+  }
+  ncclResult_t makeVDevice(int* d, ncclNetVDeviceProps_v12_t* props) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (int i = 0; i < props->ndevs; i++) {
+      if (props->devs[i] < 0 || props->devs[i] >= physical_) return bad("makeVDevice", "unknown device");
+    }
+    virtual_.push_back(*props);
+    *d = physical_ + static_cast<int>(virtual_.size()) - 1;
+    return ncclSuccess;
+  }
+  ncclResult_t setNetAttr(const ncclnet::CommContext&, const ncclNetAttr_v12_t&) {
+    return ncclSuccess;
+  }
+#endif
+
+ private:
+  ncclResult_t bad(const char* fn, const char* why) {
+    NCCLNET_WARN(log_, "%s: %s", fn, why);
+    return ncclInvalidArgument;
+  }
+  Listen* findListen(uint64_t id) {
+    for (auto& entry : listens_) {
+      if (entry.second->id == id) return entry.second.get();
+    }
+    return nullptr;
+  }
+  bool isComm(void* comm) { return sends_.count(comm) || recvs_.count(comm); }
+  bool covers(void* mhandle, void* data, size_t size) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = regions_.find(mhandle);
+    if (it == regions_.end()) return false;
+    const MemoryRegion& region = *it->second;
+    char* p = static_cast<char*>(data);
+    return size == 0 || (p >= region.base && p + size <= region.base + region.size);
+  }
+  Channel* sendChannel(void* comm) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = sends_.find(comm);
+    return it == sends_.end() ? nullptr : it->second->channel.get();
+  }
+  Channel* recvChannel(void* comm) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = recvs_.find(comm);
+    return it == recvs_.end() ? nullptr : it->second->channel.get();
+  }
+  // The channel whose pools hold `request`, or nullptr for a stale pointer.
+  Channel* owningChannel(void* request) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& entry : sends_) {
+      if (entry.second->channel->sendRequests.owns(request)) return entry.second->channel.get();
+    }
+    for (auto& entry : recvs_) {
+      if (entry.second->channel->recvRequests.owns(request)) return entry.second->channel.get();
+    }
+    return nullptr;
+  }
+  static void releaseRequest(Channel* channel, Request* r) {
+    if (r->isSend) channel->sendRequests.release(r);
+    else channel->recvRequests.release(r);
+  }
+
+  ncclnet::Logger log_;
+  ncclnet::ParamTable params_;
+  std::mutex mutex_;
+  int physical_ = kPhysicalDevices;
+  uint64_t nextListenId_ = 0;
+  std::vector<ncclNetVDeviceProps_v12_t> virtual_;
+  std::deque<std::string> names_;  // deque: names handed out stay where they are
+  std::unordered_map<void*, std::unique_ptr<Listen>> listens_;
+  std::unordered_map<void*, std::unique_ptr<SendComm>> sends_;
+  std::unordered_map<void*, std::unique_ptr<RecvComm>> recvs_;
+  std::unordered_map<void*, std::unique_ptr<MemoryRegion>> regions_;
+};
+
+}  // namespace
+
+NCCLNET_EXPORT_PLUGIN(TestNet)
