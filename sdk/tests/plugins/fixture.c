@@ -28,7 +28,7 @@
 #define FIXTURE_NAME "fixture"
 #endif
 
-static ncclResult_t fixtureDevices(int* ndev) {
+__attribute__((unused)) static ncclResult_t fixtureDevices(int* ndev) {
 #ifdef FIXTURE_ZERO_DEVICES
   *ndev = 0;
 #elif defined(FIXTURE_BAD_PROPS)
@@ -39,7 +39,7 @@ static ncclResult_t fixtureDevices(int* ndev) {
   return ncclSuccess;
 }
 
-static ncclResult_t unsupported(void) { return ncclInternalError; }
+__attribute__((unused)) static ncclResult_t unsupported(void) { return ncclInternalError; }
 
 #define UNSUPPORTED (void*)unsupported
 

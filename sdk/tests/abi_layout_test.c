@@ -1,0 +1,1 @@
+#include "ncclnet/abi/net.h"
