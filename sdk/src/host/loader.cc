@@ -41,13 +41,27 @@ std::string describeVersions(int oldest, int newest) {
   return "v" + std::to_string(newest) + "..v" + std::to_string(oldest);
 }
 
+// "MAJOR.MINOR" or "MAJOR.MINOR.PATCH", digits only.
+bool parseNcclVersion(const std::string& text, int* major, int* minor) {
+  if (text.empty() || text.back() == '.' || text.size() > 16) return false;
+  std::vector<int> parts;
+  std::stringstream stream(text);
+  std::string part;
+  while (std::getline(stream, part, '.')) {
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos) return false;
+    parts.push_back(std::stoi(part));
+  }
+  if (parts.size() < 2 || parts.size() > 3) return false;
+  *major = parts[0];
+  *minor = parts[1];
+  return true;
+}
+
 }  // namespace
 
 bool abiWindowForNccl(const std::string& text, int* oldest, int* newest) {
-  int major = 0, minor = 0, patch = 0;
-  char tail = 0;
-  int fields = std::sscanf(text.c_str(), "%d.%d.%d%c", &major, &minor, &patch, &tail);
-  if (fields < 2 || fields > 3 || major != 2) return false;
+  int major = 0, minor = 0;
+  if (!parseNcclVersion(text, &major, &minor) || major != 2) return false;
   if (minor < 19) return false;
   *oldest = 6;
   if (minor <= 19) *newest = 7;

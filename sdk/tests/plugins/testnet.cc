@@ -317,12 +317,9 @@ class TestNet {
     if (sizes != nullptr) {
       for (int i = 0; i < r->n; i++) sizes[i] = r->sizes[i];
     }
-#ifdef TESTNET_MINIMAL
+    // Released here even with irecvConsumed: NCCLs that load ABI v6 never
+    // call irecvConsumed, so a request must not depend on it.
     releaseRequest(channel, r);
-#else
-    // With irecvConsumed the receive stays allocated until it is consumed.
-    if (r->isSend) releaseRequest(channel, r);
-#endif
     if (error != ncclSuccess) NCCLNET_WARN(log_, "test: message truncated or tag mismatch");
     return error;
   }
@@ -350,13 +347,10 @@ class TestNet {
     *dptr = nullptr;
     return ncclSuccess;
   }
-  ncclResult_t irecvConsumed(void* recvComm, int, void* request) {
-    Channel* channel = recvChannel(recvComm);
-    if (channel == nullptr || owningChannel(request) != channel) {
-      return bad("irecvConsumed", "not a live receive of this comm");
+  ncclResult_t irecvConsumed(void* recvComm, int n, void* request) {
+    if (recvChannel(recvComm) == nullptr || request == nullptr || n < 1 || n > kMaxRecvs) {
+      return bad("irecvConsumed", "unknown recvComm, NULL request or n out of range");
     }
-    std::lock_guard<std::mutex> lock(channel->mutex);
-    releaseRequest(channel, static_cast<Request*>(request));
     return ncclSuccess;
   }
   ncclResult_t makeVDevice(int* d, ncclNetVDeviceProps_v12_t* props) {
