@@ -26,6 +26,10 @@ install(FILES
   cmake/ncclnet-plugin.map
   DESTINATION ${NCCLNET_CMAKE_DIR})
 
+# Relocatable: the prefix is found relative to the .pc file, so an install
+# with `cmake --install --prefix X` works wherever X is.
+file(RELATIVE_PATH NCCLNET_PC_TO_PREFIX
+  ${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
 foreach(pc ncclnet-plugin ncclnet-sdk)
   configure_file(cmake/${pc}.pc.in ${CMAKE_CURRENT_BINARY_DIR}/${pc}.pc @ONLY)
   install(FILES ${CMAKE_CURRENT_BINARY_DIR}/${pc}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
