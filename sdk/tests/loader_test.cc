@@ -169,11 +169,21 @@ TEST(LoaderFixtures, NcclNetSelectsByTableNameCaseInsensitively) {
 
 TEST(LoaderFixtures, NcclNetWithoutAMatchIsInvalidUsage) {
   LoaderOptions options = optionsFor("sdk-testnet");
-  options.netName = "IB";
+  options.netName = "vendor-x";
   std::unique_ptr<LoadedPlugin> plugin;
   Loader loader(options);
   EXPECT_EQ(loader.load(&plugin), ncclInvalidUsage);
   EXPECT_TRUE(contains(loader.report().outcome, "Failed to initialize any NET plugin"));
+}
+
+TEST(LoaderFixtures, NcclNetNamingAnInternalTransportIsNotAnError) {
+  LoaderOptions options = optionsFor("sdk-testnet");
+  options.netName = "socket";
+  std::unique_ptr<LoadedPlugin> plugin;
+  Loader loader(options);
+  EXPECT_EQ(loader.load(&plugin), ncclSystemError) << "no external plugin, but NCCL carries on";
+  EXPECT_TRUE(contains(loader.report().outcome, "internal socket transport"))
+      << loader.report().outcome;
 }
 
 TEST(LoaderFixtures, NoneLoadsNothing) {
