@@ -148,6 +148,14 @@ ncclResult_t Loader::load(std::unique_ptr<LoadedPlugin>* out) {
       if (report_.attempts.back().opened) break;  // opened but unusable: next entry
     }
   }
+  // NCCL_NET may name one of NCCL's internal transports, which NCCL then uses.
+  if (strcasecmp(report_.netName.c_str(), "IB") == 0 ||
+      strcasecmp(report_.netName.c_str(), "Socket") == 0) {
+    report_.outcome = "no external plugin is named '" + report_.netName +
+                      "': NCCL_NET selects NCCL's internal " + report_.netName + " transport";
+    NCCLNET_INFO(options_.logger, NCCL_INIT, "%s", report_.outcome.c_str());
+    return ncclSystemError;
+  }
   if (!report_.netName.empty()) {
     report_.outcome = "no library provides a usable plugin named '" + report_.netName +
                       "' (NCCL_NET): NCCL fails with 'Failed to initialize any NET plugin'";

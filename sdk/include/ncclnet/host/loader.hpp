@@ -101,8 +101,10 @@ class Loader {
   explicit Loader(LoaderOptions options);
 
   // Loads the plugin NCCL would use. ncclSuccess with *out set, or an error
-  // (ncclSystemError: nothing loadable; ncclInvalidUsage: NCCL_NET names a
-  // plugin none of the libraries provides) with the reason in report().
+  // (ncclSystemError: no external plugin, NCCL would use its internal IB or
+  // Socket; ncclInvalidUsage: NCCL_NET names a plugin that neither the
+  // libraries nor NCCL's internal transports provide) with the reason in
+  // report().
   ncclResult_t load(std::unique_ptr<LoadedPlugin>* out);
   const LoadReport& report() const { return report_; }
 
