@@ -1,16 +1,19 @@
 # SPDX-License-Identifier: Apache-2.0
-# ncclnet_add_plugin(<target> NAME <suffix> SOURCES <files...>)
+# ncclnet_add_plugin(<target> NAME <suffix> SOURCES <files...> [NO_INSTALL])
 #
 # Builds libnccl-net-<suffix>.so from C++ sources that use
 # NCCLNET_EXPORT_PLUGIN. Everything but the ncclNetPlugin_vN tables is
 # hidden: visibility presets plus a linker version script, so not even a
 # static library linked into the plugin leaks a symbol NCCL could bind to.
-# Links against ncclnet::plugin (the SDK's plugin-side headers).
+# Links against ncclnet::plugin (the SDK's plugin-side headers). Installed to
+# the library folder, where NCCL_NET_PLUGIN=<suffix> finds it, unless
+# NO_INSTALL is given (test plugins).
+include(GNUInstallDirs)
 
 set(NCCLNET_PLUGIN_VERSION_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/ncclnet-plugin.map)
 
 function(ncclnet_add_plugin target)
-  cmake_parse_arguments(ARG "" "NAME" "SOURCES" ${ARGN})
+  cmake_parse_arguments(ARG "NO_INSTALL" "NAME" "SOURCES" ${ARGN})
   if(NOT ARG_NAME)
     message(FATAL_ERROR "ncclnet_add_plugin(${target}): NAME <suffix> is required")
   endif()
@@ -30,4 +33,7 @@ function(ncclnet_add_plugin target)
     "LINKER:--version-script=${NCCLNET_PLUGIN_VERSION_SCRIPT}"
     "LINKER:--no-undefined"
     "LINKER:--exclude-libs,ALL")
+  if(NOT ARG_NO_INSTALL)
+    install(TARGETS ${target} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  endif()
 endfunction()
