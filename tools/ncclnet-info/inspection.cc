@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: Apache-2.0
+// ncclnet-info: load the plugin as NCCL would, then ask it about itself.
+#include "inspection.hpp"
+
+#include <algorithm>
+
+#include "checks.hpp"
+#include "plugin_log.hpp"
+
+namespace ncclnet::info {
+
+const char* resultName(ncclResult_t res) {
+  switch (res) {
+    case ncclSuccess: return "ncclSuccess";
+    case ncclUnhandledCudaError: return "ncclUnhandledCudaError";
+    case ncclSystemError: return "ncclSystemError";
+    case ncclInternalError: return "ncclInternalError";
+    case ncclInvalidArgument: return "ncclInvalidArgument";
+    case ncclInvalidUsage: return "ncclInvalidUsage";
+    case ncclRemoteError: return "ncclRemoteError";
+    case ncclInProgress: return "ncclInProgress";
+    case ncclTimeout: return "ncclTimeout";
+    default: return "unknown ncclResult_t";
+  }
+}
+
+int propertySince(const std::string& field) {
+  if (field == "netDeviceType" || field == "netDeviceVersion") return 7;
+  if (field == "regIsGlobal") return 8;
+  if (field == "forceFlush" || field == "vProps" || field == "maxP2pBytes" ||
+      field == "maxCollBytes") {
+    return 9;
+  }
+  if (field == "maxMultiRequestSize") return 11;
+  if (field == "railId" || field == "planeId") return 12;
+  return 6;
+}
+
+namespace {
+
+// A broken devices() may report any count; past this the tool stops asking.
+constexpr int kMaxInspectedDevices = 1024;
+
+std::vector<OptionalSlot> optionalSlots(host::NetView& net) {
+  struct Known {
+    host::Optional op;
+    int since;
+  };
+  static constexpr Known kKnown[] = {
+      {host::Optional::RegMrDmaBuf, 6},   {host::Optional::GetDeviceMr, 7},
+      {host::Optional::IrecvConsumed, 7}, {host::Optional::MakeVDevice, 9},
+      {host::Optional::SetNetAttr, 11},
+  };
+  std::vector<OptionalSlot> slots;
+  for (const Known& k : kKnown) {
+    SlotState state = net.version() < k.since ? SlotState::NotInVersion
+                      : net.provides(k.op)    ? SlotState::Provided
+                                              : SlotState::Null;
+    slots.push_back(OptionalSlot{host::optionalName(k.op), k.since, state});
+  }
+  return slots;
+}
+
+DeviceInfo describeDevice(host::NetView& net, int dev) {
+  DeviceInfo d;
+  d.index = dev;
+  d.status = net.getProperties(dev, &d.props);
+  if (d.status != ncclSuccess) return d;
+  // Copy the strings now: they point into the plugin, which is unloaded
+  // before the report is printed.
+  if (d.props.name != nullptr) d.name = d.props.name;
+  if (d.props.pciPath != nullptr) d.pciPath = d.props.pciPath;
+  d.props.name = nullptr;
+  d.props.pciPath = nullptr;
+  return d;
+}
+
+// init, devices, getProperties for every device, finalize: the calls NCCL
+// makes on a communicator's first use of the plugin.
+void describePlugin(host::LoadedPlugin& loaded, Inspection* out) {
+  PluginInfo& p = out->plugin;
+  host::NetView& net = loaded.net();
+  p.name = loaded.name() ? loaded.name() : "";
+  p.path = loaded.path();
+  p.version = loaded.version();
+  p.exported = loaded.exportedVersions();
+  p.optional = optionalSlots(net);
+
+  void* ctx = nullptr;
+  ncclNetCommConfig_v12_t config{NCCL_NET_TRAFFIC_CLASS_UNDEF};
+  p.initResult = net.init(&ctx, /*commId=*/0, &config, captureLogger(), nullptr);
+  if (p.initResult != ncclSuccess) return;  // NCCL would not call finalize either (2.29.7+)
+  p.devicesResult = net.devices(&p.deviceCount);
+  if (p.devicesResult == ncclSuccess) {
+    int shown = std::min(p.deviceCount, kMaxInspectedDevices);
+    for (int dev = 0; dev < shown; dev++) p.devices.push_back(describeDevice(net, dev));
+  }
+  p.finalizeResult = net.finalize(ctx);
+}
+
+}  // namespace
+
+Inspection inspect(const Options& options) {
+  Inspection out;
+  out.options = options;
+  host::LoaderOptions lo;
+  lo.pluginList = options.plugin;
+  lo.netName = options.net;
+  lo.oldestVersion = options.oldest;
+  lo.newestVersion = options.newest;
+  lo.pinnedVersion = options.pinned;
+  lo.checkInit = true;
+  // The Loader's own check initializes the plugin too. An SDK plugin driven
+  // through v6..v10 stays initialized from then on, so it reports its knobs
+  // only to this first logger: capture that one as well.
+  lo.logger = Logger(captureLogger(), kLoaderLogPrefix, NCCL_INIT);
+
+  host::Loader loader(lo);
+  std::unique_ptr<host::LoadedPlugin> loaded;
+  ncclResult_t res = loader.load(&loaded);
+  out.report = loader.report();
+  out.loaded = res == ncclSuccess && loaded != nullptr;
+  if (out.loaded) {
+    describePlugin(*loaded, &out);
+    loaded.reset();  // unload now, as NCCL does when its last communicator goes
+    const PluginInfo& p = out.plugin;
+    bool inspected = p.initResult == ncclSuccess && p.devicesResult == ncclSuccess;
+    out.exitCode = inspected ? kExitLoaded : kExitInspectFailed;
+    out.warnings = checkPlugin(p);
+  }
+  sortCapturedLines(takeCapturedLines(), &out);
+  return out;
+}
+
+}  // namespace ncclnet::info

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+// ncclnet-info: everything the tool learns about one plugin resolution, as
+// plain data. inspect() gathers it; the text and JSON reports only print it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "log_capture.hpp"
+#include "ncclnet/abi/net.h"
+#include "ncclnet/host/loader.hpp"
+#include "options.hpp"
+
+namespace ncclnet::info {
+
+// One device's properties, as NCCL's core sees them (the v12 view). The
+// char* members of `props` are not used after inspection: the library may
+// be gone; `name` and `pciPath` hold copies (nullopt = the plugin gave NULL).
+struct DeviceInfo {
+  int index = 0;
+  ncclResult_t status = ncclSuccess;  // what getProperties returned
+  ncclNetProperties_v12_t props{};
+  std::optional<std::string> name;
+  std::optional<std::string> pciPath;
+};
+
+// An optional table member, as the loaded ABI version has it.
+enum class SlotState { Provided, Null, NotInVersion };
+struct OptionalSlot {
+  const char* name;
+  int since;  // first ABI version with the slot
+  SlotState state;
+};
+
+struct PluginInfo {
+  std::string name;
+  std::string path;
+  int version = 0;
+  std::vector<int> exported;  // newest first
+  std::vector<OptionalSlot> optional;
+  ncclResult_t initResult = ncclSuccess;
+  ncclResult_t devicesResult = ncclSuccess;
+  ncclResult_t finalizeResult = ncclSuccess;
+  int deviceCount = 0;
+  std::vector<DeviceInfo> devices;
+};
+
+struct Warning {
+  int device;  // -1: about the plugin as a whole
+  std::string field;
+  std::string message;
+};
+
+// One knob an SDK-built plugin reported ("param NAME=VALUE (default D, from S): HELP").
+struct Param {
+  std::string name;
+  std::string value;
+  std::string defaultValue;
+  std::string source;  // "env" or "default"
+  std::string help;
+};
+
+struct Inspection {
+  Options options;
+  host::LoadReport report;
+  bool loaded = false;
+  PluginInfo plugin;               // valid when loaded
+  std::vector<Warning> warnings;   // suspicious properties
+  std::vector<LogLine> pluginLog;  // what the plugin logged (the Loader's own lines removed)
+  std::vector<Param> params;
+  std::vector<std::string> envLines;  // NCCL_ENV lines that are not "param" lines
+  int exitCode = kExitNothingLoadable;
+};
+
+Inspection inspect(const Options& options);
+
+// The first ABI version whose properties struct has `field` (a v12 member
+// name); fields of a newer version are filled by the view with NCCL's
+// defaults, not reported by the plugin.
+int propertySince(const std::string& field);
+
+// "ncclSuccess", "ncclInternalError", ... for messages and JSON.
+const char* resultName(ncclResult_t res);
+
+}  // namespace ncclnet::info

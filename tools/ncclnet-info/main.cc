@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: Apache-2.0
+// ncclnet-info: shows which network plugin NCCL would load, why, and what
+// the plugin reports about itself (docs/tools.md).
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "inspection.hpp"
+#include "json_report.hpp"
+#include "options.hpp"
+#include "text_report.hpp"
+
+int main(int argc, char** argv) {
+  using namespace ncclnet::info;
+  std::vector<std::string> args(argv + 1, argv + argc);
+  Options options;
+  std::string error;
+  if (!parseOptions(args, &options, &error)) {
+    std::cerr << "ncclnet-info: " << error << "\n\n" << usageText();
+    return kExitUsage;
+  }
+  if (options.help) {
+    std::cout << usageText();
+    return kExitLoaded;
+  }
+  Inspection inspection = inspect(options);
+  if (options.json)
+    printJson(inspection, std::cout);
+  else
+    printText(inspection, std::cout);
+  return inspection.exitCode;
+}

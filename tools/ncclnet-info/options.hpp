@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+// ncclnet-info: the command line, parsed into what the Loader needs.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ncclnet::info {
+
+// Exit codes, distinct so that scripts can tell the cases apart.
+enum ExitCode : int {
+  kExitLoaded = 0,           // a plugin loaded (warnings do not change this)
+  kExitNothingLoadable = 1,  // no library yields a plugin NCCL would use
+  kExitUsage = 2,            // bad command line
+  kExitInspectFailed = 3,    // loaded, but init/devices failed when inspected
+};
+
+struct Options {
+  std::optional<std::string> plugin;  // --plugin: NCCL_NET_PLUGIN syntax; nullopt: environment
+  std::optional<std::string> net;     // --net: NCCL_NET; nullopt: environment
+  std::string nccl;                   // --nccl as given; "" when absent
+  int oldest = 0;                     // the ABI window probed (from --nccl, else all)
+  int newest = 0;
+  int pinned = 0;  // --abi: accept exactly this version; 0: any in window
+  bool json = false;
+  bool params = false;
+  bool help = false;
+};
+
+// Parses argv. On a usage error returns false and sets *error to one line
+// that names the offending argument and what was expected.
+bool parseOptions(const std::vector<std::string>& args, Options* out, std::string* error);
+
+const char* usageText();
+
+}  // namespace ncclnet::info

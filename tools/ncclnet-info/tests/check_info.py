@@ -1,0 +1,381 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""ncclnet-info tests: run the real binary against the SDK's test plugins.
+
+usage: check_info.py CASE NCCLNET_INFO PLUGIN_DIR
+
+PLUGIN_DIR holds libnccl-net-sdk-testnet*.so and libnccl-net-fixture-*.so.
+Each case asserts what would break if the tool resolved, reported or
+explained anything differently from NCCL. Exit status 0 = pass.
+"""
+import json
+import os
+import subprocess
+import sys
+
+TOOL = ""
+PLUGINS = ""
+CASES = {}
+
+
+def case(name):
+    def register(fn):
+        CASES[name] = fn
+        return fn
+    return register
+
+
+class Failure(Exception):
+    pass
+
+
+def lib(name):
+    return os.path.join(PLUGINS, "libnccl-net-%s.so" % name)
+
+
+def run(*args, env=None, libpath=False):
+    """Runs the tool with a clean plugin environment plus `env`."""
+    full = {k: v for k, v in os.environ.items()
+            if k not in ("NCCL_NET_PLUGIN", "NCCL_NET", "LD_LIBRARY_PATH")
+            and not k.startswith("NCCLNET_")}
+    if libpath:
+        full["LD_LIBRARY_PATH"] = PLUGINS
+    full.update(env or {})
+    proc = subprocess.run([TOOL, *args], env=full, capture_output=True, text=True, timeout=50)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def run_json(*args, **kw):
+    rc, out, err = run(*args, "--json", **kw)
+    try:
+        doc = json.loads(out)
+    except json.JSONDecodeError as e:
+        raise Failure("--json output is not JSON (%s):\n%s\n%s" % (e, out, err))
+    expect(doc["exitCode"] == rc, "exitCode field %s != exit status %s" % (doc["exitCode"], rc))
+    return rc, doc
+
+
+def expect(cond, what, output=None):
+    if not cond:
+        raise Failure(what + ("\n--- output ---\n" + output if output is not None else ""))
+
+
+def expect_in(needle, haystack, what=""):
+    expect(needle in haystack, "expected %r %s" % (needle, what), haystack)
+
+
+# ---- version choice for a plugin exporting only v7 --------------------------
+
+def only_v7(nccl, newest):
+    rc, doc = run_json("--plugin", "fixture-only-v7", "--nccl", nccl, libpath=True)
+    expect(rc == 0, "exit %d, want 0" % rc, json.dumps(doc, indent=1))
+    expect(doc["request"]["window"] == {"oldest": 6, "newest": newest},
+           "window %s, want v%d..v6" % (doc["request"]["window"], newest))
+    expect(doc["request"]["nccl"] == nccl, "request.nccl %r" % doc["request"]["nccl"])
+    attempts = doc["attempts"]
+    expect([a["file"] for a in attempts] == ["fixture-only-v7", "libnccl-net-fixture-only-v7.so"],
+           "dlopen order %s" % [a["file"] for a in attempts])
+    expect(not attempts[0]["opened"] and attempts[0]["error"], "bare name should fail to open")
+    chosen = attempts[1]
+    found = [k for k, v in chosen["symbols"].items() if v]
+    expect(found == ["ncclNetPlugin_v7"], "symbols found %s" % found)
+    expect(chosen["selected"] and chosen["version"] == 7, "attempt %s" % chosen)
+    expect(doc["plugin"]["version"] == 7, "plugin.version %s" % doc["plugin"]["version"])
+    expect(doc["plugin"]["name"] == "fixture-v7", "plugin.name %s" % doc["plugin"]["name"])
+
+    rc, out, _ = run("--plugin", "fixture-only-v7", "--nccl", nccl, libpath=True)
+    expect_in("ncclNetPlugin_v%d..v6  (what NCCL %s accepts)" % (newest, nccl), out)
+    expect_in("v7: newest exported version in v%d..v6" % newest, out)
+    expect_in("selected (ncclNetPlugin_v7)", out)
+
+
+@case("only_v7_nccl_2.23")
+def _():
+    only_v7("2.23", 8)
+
+
+@case("only_v7_nccl_2.28")
+def _():
+    only_v7("2.28", 11)
+
+
+@case("only_v7_nccl_2.30")
+def _():
+    only_v7("2.30", 12)
+
+
+@case("only_v7_text")
+def _():
+    rc, out, _ = run("--plugin", lib("fixture-only-v7"))
+    expect(rc == 0, "exit %d" % rc, out)
+    for section in ("Request\n", "Candidates", "Plugin\n", "Device 0  fixture-v7-dev0", "Warnings (0)"):
+        expect_in(section, out, "(section)")
+    # Fields v7 lacks are shown as NCCL's defaults, and marked so.
+    expect_in("(not in v7: NCCL's default)", out)
+    railLine = [l for l in out.splitlines() if l.strip().startswith("railId")]
+    expect(railLine and "-1" in railLine[0] and "not in v7" in railLine[0], "railId line %s" % railLine, out)
+    speedLine = [l for l in out.splitlines() if l.strip().startswith("speed")]
+    expect(speedLine and "25000 Mb/s" in speedLine[0] and "not in" not in speedLine[0],
+           "speed line %s" % speedLine, out)
+    expect_in("not in this ABI (v9+)", out, "(makeVDevice absent from v7)")
+
+
+# ---- libraries NCCL cannot use ---------------------------------------------
+
+@case("missing_library")
+def _():
+    rc, out, _ = run("--plugin", "nosuch-xyz")
+    expect(rc == 1, "exit %d, want 1 (nothing loadable)" % rc, out)
+    expect_in('dlopen("nosuch-xyz")', out)
+    expect_in('dlopen("libnccl-net-nosuch-xyz.so")', out)
+    expect(out.index('dlopen("nosuch-xyz")') < out.index('dlopen("libnccl-net-nosuch-xyz.so")'),
+           "name as given must be tried first", out)
+    expect(out.count("cannot open shared object file") >= 2, "both dlopen errors shown", out)
+    expect_in("Nothing loadable.", out)
+    flat = " ".join(out.split())
+    expect_in('dlopen("nosuch-xyz") failed:', flat, "(explanation)")
+    expect_in('dlopen("libnccl-net-nosuch-xyz.so") failed:', flat, "(explanation)")
+    expect_in("LD_LIBRARY_PATH", flat, "(hint)")
+
+    rc, doc = run_json("--plugin", "nosuch-xyz")
+    expect(rc == 1 and doc["loaded"] is False and doc["plugin"] is None, "json: %s" % doc)
+    expect(len(doc["attempts"]) == 2 and all(a["error"] for a in doc["attempts"]), "json attempts")
+    expect("libnccl-net-nosuch-xyz.so" in doc["explanation"], "json explanation")
+
+
+def rejected(fixture, *needles):
+    rc, out, _ = run("--plugin", lib(fixture))
+    expect(rc == 1, "exit %d, want 1" % rc, out)
+    for n in needles:
+        expect_in(n, out)
+    expect_in("Nothing loadable.", out)
+    return out
+
+
+@case("no_symbol")
+def _():
+    out = rejected("fixture-no-symbol", "exports no ncclNetPlugin")
+    expect_in("v12 -  v11 -  v10 -  v9 -  v8 -  v7 -  v6 -", out, "(no symbol found)")
+
+
+@case("null_name")
+def _():
+    rejected("fixture-null-name", "ncclNetPlugin_v12 has a NULL name")
+
+
+@case("unpack_v6")
+def _():
+    rejected("fixture-unpack-v6", "device 0 is UNPACK version 6", "NCCL accepts only version 7")
+
+
+@case("zero_devices")
+def _():
+    rejected("fixture-zero-devices", "devices() reported 0 devices")
+
+
+# ---- properties and warnings ------------------------------------------------
+
+@case("bad_props")
+def _():
+    rc, doc = run_json("--plugin", lib("fixture-bad-props"))
+    expect(rc == 0, "a plugin with bad properties still loads: exit %d" % rc)
+    got = {(w["device"], w["field"]): w["message"] for w in doc["warnings"]}
+    for dev in (0, 1):
+        for field, words in (("speed", "not positive"), ("maxRecvs", "outside 1..8"),
+                             ("maxP2pBytes", "outside (0, 1 TiB]"),
+                             ("pciPath", "not an existing directory")):
+            expect((dev, field) in got and words in got[(dev, field)],
+                   "device %d: no %s warning with %r; got %s" % (dev, field, words, got))
+        expect("regMrDmaBuf" in got.get((dev, "ptrSupport"), ""),
+               "device %d: no DMABUF-without-regMrDmaBuf warning; got %s" % (dev, got))
+    expect("also the name of device 0" in got.get((1, "name"), ""), "no duplicate-name warning: %s" % got)
+    # Exactly 1 TiB is allowed: the limit is inclusive.
+    expect(not any(f == "maxCollBytes" for _, f in got), "maxCollBytes = 1 TiB must not warn: %s" % got)
+    expect(not any(f == "latency" for _, f in got), "latency 0 must not warn")
+
+    rc, out, _ = run("--plugin", lib("fixture-bad-props"))
+    expect_in("Warnings (%d)" % len(doc["warnings"]), out)
+    flat = " ".join(out.split())  # the text report wraps long messages
+    for message in got.values():
+        expect_in(" ".join(message.split()), flat, "(text report shows every warning)")
+
+
+@case("testnet_json")
+def _():
+    rc, doc = run_json("--plugin", lib("sdk-testnet"))
+    expect(rc == 0, "exit %d" % rc)
+    p = doc["plugin"]
+    expect(p["name"] == "sdk-testnet" and p["version"] == 12, "plugin %s v%s" % (p["name"], p["version"]))
+    expect(p["exportedVersions"] == [12, 11, 10, 9, 8, 7, 6], "exported %s" % p["exportedVersions"])
+    expect(set(p["optional"].values()) == {"provided"}, "optional %s" % p["optional"])
+    expect(p["deviceCount"] == 2 and len(p["devices"]) == 2, "device count %s" % p["deviceCount"])
+    fields = {"index", "status", "name", "pciPath", "guid", "ptrSupport", "regIsGlobal", "forceFlush",
+              "speed", "port", "latency", "maxComms", "maxRecvs", "netDeviceType", "netDeviceVersion",
+              "vProps", "maxP2pBytes", "maxCollBytes", "maxMultiRequestSize", "railId", "planeId"}
+    for i, d in enumerate(p["devices"]):
+        missing = fields - set(d)
+        expect(not missing, "device %d lacks %s" % (i, missing))
+        expect(d["name"] == "testnet%d" % i and d["guid"] == 0x1000 + i, "device %d: %s" % (i, d))
+        expect(d["vProps"] == {"ndevs": 1, "devs": [i]}, "device %d vProps %s" % (i, d["vProps"]))
+        expect(d["railId"] == i and d["planeId"] == 0, "device %d rail/plane" % i)
+        expect(d["latency"] == 1.5 and d["maxRecvs"] == 4 and d["speed"] == 100000, "device %d" % i)
+        expect(d["maxP2pBytes"] == 1 << 40 and d["pciPath"] is None, "device %d sizes/pciPath" % i)
+        expect(d["defaulted"] == [], "a v12 plugin reports every field itself")
+    expect(doc["warnings"] == [], "testnet is clean; warnings %s" % doc["warnings"])
+
+
+@case("testnet_min_json")
+def _():
+    rc, doc = run_json("--plugin", lib("sdk-testnet-min"))
+    expect(rc == 0, "exit %d" % rc)
+    expect(set(doc["plugin"]["optional"].values()) == {"null"},
+           "minimal testnet provides no optional function: %s" % doc["plugin"]["optional"])
+
+
+@case("testnet_abi8")
+def _():
+    rc, doc = run_json("--plugin", lib("sdk-testnet"), "--abi", "8")
+    expect(rc == 0, "exit %d" % rc)
+    expect(doc["request"]["pinnedVersion"] == 8, "pinnedVersion %s" % doc["request"]["pinnedVersion"])
+    p = doc["plugin"]
+    expect(p["version"] == 8, "chose v%s, want v8" % p["version"])
+    expect(p["optional"]["makeVDevice"] == "absent" and p["optional"]["setNetAttr"] == "absent",
+           "v8 has no makeVDevice/setNetAttr slot: %s" % p["optional"])
+    d = p["devices"][1]
+    expect(d["regIsGlobal"] == 1, "v8 carries regIsGlobal from the plugin")
+    expect(d["railId"] == -1 and "railId" in d["defaulted"] and "regIsGlobal" not in d["defaulted"],
+           "v8 lacks railId (NCCL default -1): %s" % d)
+    skipped = {s["version"]: s["reason"] for s in doc["attempts"][0]["skipped"]}
+    expect(sorted(skipped) == [6, 7, 9, 10, 11, 12], "skipped %s" % skipped)
+    expect("above" in skipped[12] and "below" in skipped[7], "skip reasons %s" % skipped)
+
+
+@case("testnet_nccl_2.28")
+def _():
+    rc, doc = run_json("--plugin", lib("sdk-testnet"), "--nccl", "2.28")
+    expect(rc == 0 and doc["plugin"]["version"] == 11, "NCCL 2.28 takes v11, got %s" % doc["plugin"]["version"])
+    skipped = {s["version"]: s["reason"] for s in doc["attempts"][0]["skipped"]}
+    expect("above the accepted window v11..v6" in skipped.get(12, ""), "v12 skip reason %s" % skipped)
+    expect("v11 was found first" in skipped.get(10, ""), "v10 skip reason %s" % skipped)
+
+
+# ---- knobs -------------------------------------------------------------------
+
+@case("testnet_params")
+def _():
+    env = {"NCCLNET_TESTNET_DEVICES": "3"}
+    rc, out, _ = run("--plugin", lib("sdk-testnet"), "--params", env=env)
+    expect(rc == 0, "exit %d" % rc, out)
+    rows = [l.split() for l in out.splitlines() if l.strip().startswith("NCCLNET_TESTNET_DEVICES")]
+    expect(rows and rows[0][1:4] == ["3", "2", "env"], "params row %s (want value 3, default 2, env)" % rows, out)
+    expect("Device 0" not in out, "--params lists knobs, not devices", out)
+
+    rc, doc = run_json("--plugin", lib("sdk-testnet"), env=env)
+    params = {p["name"]: p for p in doc["params"]}
+    expect(params.get("NCCLNET_TESTNET_DEVICES", {}).get("value") == "3", "json params %s" % params)
+    expect(params["NCCLNET_TESTNET_DEVICES"]["source"] == "env", "json source")
+    expect(doc["plugin"]["deviceCount"] == 3, "the knob took effect")
+
+    # A v8 SDK plugin is initialized once per process: its knobs reach only
+    # the Loader's check, and must still be listed.
+    rc, out, _ = run("--plugin", lib("sdk-testnet"), "--abi", "8", "--params")
+    expect_in("NCCLNET_TESTNET_DEVICES", out, "(v8 --params)")
+
+
+@case("fixture_params")
+def _():
+    rc, out, _ = run("--plugin", lib("fixture-only-v7"), "--params")
+    expect(rc == 0, "exit %d" % rc, out)
+    expect_in("none were reported", out)
+
+
+# ---- NCCL_NET and NCCL_NET_PLUGIN syntax --------------------------------------
+
+@case("net_mismatch")
+def _():
+    rc, out, _ = run("--plugin", lib("sdk-testnet"), "--net", "nosuchnet")
+    expect(rc == 1, "exit %d, want 1" % rc, out)
+    expect_in("does not match NCCL_NET=nosuchnet", out)
+    expect_in("Failed to initialize any NET plugin", out)
+    rc, out, _ = run("--plugin", lib("sdk-testnet"), "--net", "Socket")
+    expect(rc == 1 and "internal Socket transport" in " ".join(out.split()),
+           "NCCL_NET=Socket names NCCL's own Socket transport", out)
+
+
+@case("net_match")
+def _():
+    rc, doc = run_json("--plugin", lib("sdk-testnet"), "--net", "SDK-TestNet")
+    expect(rc == 0 and doc["plugin"]["name"] == "sdk-testnet", "NCCL_NET matches ignoring case")
+    expect(doc["request"]["net"] == "SDK-TestNet", "request.net %s" % doc["request"]["net"])
+
+
+@case("plugin_list")
+def _():
+    value = ",".join(["nosuch", lib("fixture-no-symbol"), lib("sdk-testnet")])
+    rc, doc = run_json("--plugin", value)
+    expect(rc == 0, "exit %d" % rc)
+    expect(len(doc["request"]["entries"]) == 3, "entries %s" % doc["request"]["entries"])
+    files = [a["file"] for a in doc["attempts"]]
+    expect(files == ["nosuch", "libnccl-net-nosuch.so", lib("fixture-no-symbol"), lib("sdk-testnet")],
+           "attempt order %s" % files)
+    expect([a["selected"] for a in doc["attempts"]] == [False, False, False, True], "selection")
+    expect(doc["plugin"]["name"] == "sdk-testnet", "chosen %s" % doc["plugin"]["name"])
+
+
+@case("plugin_none")
+def _():
+    rc, out, _ = run("--plugin", "NONE")
+    expect(rc == 1, "exit %d" % rc, out)
+    expect_in("NCCL_NET_PLUGIN=none", out)
+    expect("dlopen(" not in out.split("Nothing loadable")[0], "none must not dlopen anything", out)
+
+
+@case("environment")
+def _():
+    env = {"NCCL_NET_PLUGIN": lib("sdk-testnet"), "NCCL_NET": "sdk-testnet"}
+    rc, doc = run_json(env=env)
+    expect(rc == 0 and doc["request"]["pluginListSource"] == "environment", "env: %s" % doc["request"])
+    expect(doc["request"]["net"] == "sdk-testnet", "NCCL_NET read from the environment")
+    # --plugin overrides the environment.
+    rc, doc = run_json("--plugin", lib("sdk-testnet-min"), env={"NCCL_NET_PLUGIN": "nosuch"})
+    expect(rc == 0 and doc["plugin"]["name"] == "sdk-testnet-min", "--plugin must win over the environment")
+    # Unset: the one file libnccl-net.so, with no second form.
+    rc, doc = run_json()
+    expect(doc["request"]["pluginListSource"] == "default", "source %s" % doc["request"]["pluginListSource"])
+    expect([a["file"] for a in doc["attempts"]] == ["libnccl-net.so"], "default attempts %s" % doc["attempts"])
+
+
+@case("usage_errors")
+def _():
+    for args, words in ((["--bogus"], "unknown argument '--bogus'"),
+                        (["--nccl", "1.5"], "--nccl expects"),
+                        (["--nccl", "abc"], "--nccl expects"),
+                        (["--abi", "13"], "--abi expects"),
+                        (["--abi", "9", "--nccl", "2.23"], "outside what NCCL 2.23 accepts"),
+                        (["--plugin"], "--plugin needs a value")):
+        rc, out, err = run(*args)
+        expect(rc == 2, "%s: exit %d, want 2 (usage)" % (args, rc), out + err)
+        expect_in(words, err, "(stderr for %s)" % args)
+        expect(out == "", "%s: nothing on stdout" % args, out)
+    rc, out, _ = run("--help")
+    expect(rc == 0 and "usage: ncclnet-info" in out, "--help", out)
+
+
+def main():
+    global TOOL, PLUGINS
+    if len(sys.argv) != 4 or sys.argv[1] not in CASES:
+        sys.stderr.write("usage: check_info.py CASE NCCLNET_INFO PLUGIN_DIR\ncases: %s\n"
+                         % " ".join(sorted(CASES)))
+        return 2
+    TOOL, PLUGINS = sys.argv[2], os.path.abspath(sys.argv[3])
+    try:
+        CASES[sys.argv[1]]()
+    except Failure as e:
+        print("FAIL %s: %s" % (sys.argv[1], e))
+        return 1
+    print("PASS %s" % sys.argv[1])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
