@@ -205,6 +205,44 @@ TEST_P(RoundTrip, GroupedReceiveDeliversEveryByteAndSize) {
   EXPECT_EQ(net_->closeRecv(recvComm), ncclSuccess);
 }
 
+// Several ranks sharing one comm: tag 0 sends its second step before tag 1
+// sent its first. Each send lands in the oldest receive with a free buffer
+// for its tag, so per-tag order holds.
+TEST_P(RoundTrip, OneTagRunningAheadLandsInTheNextReceive) {
+  void* sendComm = nullptr;
+  void* recvComm = nullptr;
+  connectPair(&sendComm, &recvComm);
+  char src[4] = {'A', 'B', 'C', 'D'};
+  char dst[4] = {};
+  void *srcMr = nullptr, *dstMr = nullptr;
+  ASSERT_EQ(net_->regMr(sendComm, src, 4, NCCL_PTR_HOST, &srcMr), ncclSuccess);
+  ASSERT_EQ(net_->regMr(recvComm, dst, 4, NCCL_PTR_HOST, &dstMr), ncclSuccess);
+  void* recvReqs[2];
+  for (int r = 0; r < 2; r++) {
+    void* data[2] = {dst + 2 * r, dst + 2 * r + 1};
+    size_t capacity[2] = {1, 1};
+    int tags[2] = {0, 1};
+    void* mhandles[2] = {dstMr, dstMr};
+    ASSERT_EQ(net_->irecv(recvComm, 2, data, capacity, tags, mhandles, nullptr, &recvReqs[r]),
+              ncclSuccess);
+    ASSERT_NE(recvReqs[r], nullptr);
+  }
+  const int tagOf[4] = {0, 0, 1, 1};  // A, B from tag 0; C, D from tag 1
+  void* sendReqs[4];
+  for (int i = 0; i < 4; i++) {
+    ASSERT_EQ(net_->isend(sendComm, src + i, 1, tagOf[i], srcMr, nullptr, &sendReqs[i]), ncclSuccess);
+    ASSERT_NE(sendReqs[i], nullptr);
+  }
+  for (void* request : sendReqs) EXPECT_EQ(wait(request, nullptr), ncclSuccess);
+  int sizes[2];
+  for (void* request : recvReqs) EXPECT_EQ(wait(request, sizes), ncclSuccess);
+  EXPECT_EQ(std::string(dst, 4), "ACBD") << "first receive: A and C; second: B and D";
+  EXPECT_EQ(net_->deregMr(sendComm, srcMr), ncclSuccess);
+  EXPECT_EQ(net_->deregMr(recvComm, dstMr), ncclSuccess);
+  EXPECT_EQ(net_->closeSend(sendComm), ncclSuccess);
+  EXPECT_EQ(net_->closeRecv(recvComm), ncclSuccess);
+}
+
 TEST_P(RoundTrip, TruncationIsAnErrorOnBothSidesAndWritesNothing) {
   void* sendComm = nullptr;
   void* recvComm = nullptr;
