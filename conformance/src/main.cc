@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: Apache-2.0
+// ncclnet-conformance: certifies an NCCL net plugin against the contract
+// NCCL relies on. Rank 0 probes the plugin, registers one gtest per
+// scenario and ABI version, and runs each across fresh rank processes;
+// other world ranks (mpirun/srun) act as agents that start ranks on their node.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "harness/agent.hpp"
+#include "harness/coordinator.hpp"
+#include "harness/worker.hpp"
+#include "options.hpp"
+#include "probe.hpp"
+#include "report/progress.hpp"
+#include "report/report.hpp"
+#include "scenario/registry.hpp"
+#include "suite.hpp"
+
+namespace conformance {
+namespace {
+
+constexpr double kProbeTimeoutSec = 60;
+constexpr double kJoinTimeoutSec = 300;
+
+void listCatalogue() {
+  std::printf("| scenario | rule | ranks | ABI | checks |\n|---|---|---|---|---|\n");
+  for (const Scenario& s : catalogue()) {
+    std::printf("| `%s` | %s | %d | v%d+ | %s |\n", s.fullName().c_str(), ruleLabel(s.rule).c_str(),
+                s.ranks, s.minVersion, s.summary);
+  }
+}
+
+// The versions to run: what NCCL would pick, every exported one in the
+// window (all), or the one asked for.
+bool chooseVersions(const std::string& abi, const PluginInfo& info, int oldest, int newest,
+                    std::vector<int>* out, std::string* error) {
+  if (abi.empty()) {
+    out->push_back(info.selectedVersion);
+    return true;
+  }
+  for (int v : info.exported) {
+    bool inWindow = v >= oldest && v <= newest;
+    if (abi == "all" ? inWindow : abi == "v" + std::to_string(v)) {
+      if (!inWindow) {
+        *error = "--abi " + abi + " is outside the emulated NCCL's window v" +
+                 std::to_string(oldest) + "..v" + std::to_string(newest);
+        return false;
+      }
+      out->push_back(v);
+    }
+  }
+  if (out->empty()) *error = "--abi " + abi + ": the plugin exports no such version in the window";
+  return !out->empty();
+}
+
+int run(int argc, char** argv) {
+  testing::InitGoogleTest(&argc, argv);
+  Options opt;
+  std::string error;
+  if (!parseOptions(argc, argv, &opt, &error)) {
+    std::fprintf(stderr, "ncclnet-conformance: %s\n%s", error.c_str(), usage());
+    return 2;
+  }
+  if (opt.list) {
+    listCatalogue();
+    return 0;
+  }
+  RunConfig config;
+  if (opt.profilePath && !loadProfile(*opt.profilePath, &config.profile, &error)) {
+    std::fprintf(stderr, "ncclnet-conformance: malformed profile: %s\n", error.c_str());
+    return 2;
+  }
+  Profile& profile = config.profile;
+  if (opt.timeScale) profile.timeScale = *opt.timeScale;
+  if (opt.deadline) profile.deadlineSec = *opt.deadline;
+  profile.strict = profile.strict || opt.strict;
+  for (const auto& [name, value] : profile.env) setenv(name.c_str(), value.c_str(), 1);
+  const char* envPlugin = std::getenv("NCCL_NET_PLUGIN");
+  if (opt.plugin)
+    config.plugin = *opt.plugin;
+  else if (profile.plugin)
+    config.plugin = *profile.plugin;
+  else if (envPlugin)
+    config.plugin = envPlugin;
+  else {
+    std::fprintf(stderr,
+                 "ncclnet-conformance: no plugin: give --plugin, the profile's 'plugin' or "
+                 "NCCL_NET_PLUGIN\n%s",
+                 usage());
+    return 2;
+  }
+  config.netName = opt.netName;
+  int oldest = NCCLNET_ABI_OLDEST, newest = NCCLNET_ABI_NEWEST;
+  std::string nccl = opt.nccl.value_or(profile.nccl.value_or(""));
+  if (!nccl.empty() && !ncclnet::host::abiWindowForNccl(nccl, &oldest, &newest)) {
+    std::fprintf(
+        stderr,
+        "ncclnet-conformance: --nccl %s is not an NCCL version this SDK knows (2.19 or newer)\n",
+        nccl.c_str());
+    return 2;
+  }
+  WorkerEntry entry = [&config](const WorkerSpec& spec) { return runWorker(spec, config); };
+
+  std::string host;
+  int port = 0;
+  if (opt.size > 1 && !splitAddress(opt.rendezvous, &host, &port)) {
+    std::fprintf(stderr, "ncclnet-conformance: rendezvous '%s' is not HOST:PORT\n",
+                 opt.rendezvous.c_str());
+    return 2;
+  }
+  if (opt.rank != 0) return runAgent(host, port, opt.rank, kJoinTimeoutSec, entry);
+
+  double start = nowSeconds();
+  Report report;
+  report.request = config.plugin;
+  report.profilePath = profile.path;
+  report.ncclWindow = "v" + std::to_string(oldest) + "..v" + std::to_string(newest);
+  report.worldSize = opt.size;
+  report.strict = profile.strict;
+  report.plugin = probePlugin(config.plugin, config.netName, oldest, newest, kProbeTimeoutSec);
+  std::string abi = opt.abi.value_or(profile.abi.value_or(""));
+  if (!report.plugin.loaded ||
+      !chooseVersions(abi, report.plugin, oldest, newest, &report.versions, &error)) {
+    if (!report.plugin.loaded)
+      error = "cannot load '" + config.plugin + "': " + report.plugin.error;
+    std::fprintf(stderr, "ncclnet-conformance: %s\n", error.c_str());
+    report.plugin.error = error;
+    TestResult load{"load", "Load.PluginLoads", 0, 1, Verdict::Fail, error, {}, 0, ""};
+    report.results.push_back(load);
+    if (!opt.jsonPath.empty()) report.writeJson(opt.jsonPath, &error);
+    return 1;
+  }
+
+  Coordinator coordinator(entry);
+  bool local = opt.size == 1;
+  if (!coordinator.open(local ? "127.0.0.1" : "", local ? 0 : port, local ? "127.0.0.1" : host,
+                        opt.size, kJoinTimeoutSec, &error)) {
+    std::fprintf(stderr, "ncclnet-conformance: %s\n", error.c_str());
+    return 2;
+  }
+  std::string rerun = "ncclnet-conformance --plugin " + config.plugin;
+  if (opt.profilePath) rerun += " --profile " + *opt.profilePath;
+  if (!nccl.empty()) rerun += " --nccl " + nccl;
+  Suite suite{&coordinator, &config, &report, rerun};
+  registerSuite(&suite, report.versions);
+
+  if (!opt.junitPath.empty()) GTEST_FLAG_SET(output, "xml:" + opt.junitPath);
+  testing::TestEventListeners& listeners = testing::UnitTest::GetInstance()->listeners();
+  delete listeners.Release(listeners.default_result_printer());
+  listeners.Append(new Progress(report, opt.verbose));
+  int rc = RUN_ALL_TESTS();
+  coordinator.shutdown();
+  report.seconds = nowSeconds() - start;
+  if (!opt.jsonPath.empty() && !report.writeJson(opt.jsonPath, &error)) {
+    std::fprintf(stderr, "ncclnet-conformance: %s\n", error.c_str());
+    rc = 1;
+  }
+  printSummary(report, opt.jsonPath, opt.junitPath);
+  return report.passed() && rc == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace conformance
+
+int main(int argc, char** argv) {
+  return conformance::run(argc, argv);
+}

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: Apache-2.0
+// Command-line and launcher-environment parsing.
+#include "options.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace conformance {
+
+namespace {
+
+std::optional<int> envInt(const char* name) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  char* end = nullptr;
+  long n = std::strtol(v, &end, 10);
+  if (*end != '\0') return std::nullopt;
+  return static_cast<int>(n);
+}
+
+bool toNumber(const std::string& text, double* out) {
+  char* end = nullptr;
+  *out = std::strtod(text.c_str(), &end);
+  return !text.empty() && *end == '\0' && *out > 0;
+}
+
+bool toInt(const std::string& text, int* out) {
+  char* end = nullptr;
+  long n = std::strtol(text.c_str(), &end, 10);
+  *out = static_cast<int>(n);
+  return !text.empty() && *end == '\0' && n >= 0;
+}
+
+}  // namespace
+
+const char* usage() {
+  return "usage: ncclnet-conformance --plugin NAME|PATH [options] [--gtest_filter=...]\n"
+         "  --plugin NAME|PATH   plugin to certify, as NCCL_NET_PLUGIN takes it (default: the\n"
+         "                       profile's 'plugin', else $NCCL_NET_PLUGIN)\n"
+         "  --profile FILE       YAML profile (conformance/profiles/default.yaml documents it)\n"
+         "  --abi all|vN         ABI versions to run the catalogue through (default: the one NCCL "
+         "picks)\n"
+         "  --nccl 2.23|2.28|2.30  emulate that NCCL's accepted ABI window\n"
+         "  --net NAME           NCCL_NET: only a table with this name\n"
+         "  --json FILE          JSON report     --junit FILE   gtest XML (JUnit) report\n"
+         "  --time-scale X       multiply every deadline     --deadline S   default deadline\n"
+         "  --strict             a scenario that cannot run (NotRun) fails\n"
+         "  --list               print the catalogue and exit     --verbose   one line per test\n"
+         "  --rank R --size N --rendezvous HOST:PORT\n"
+         "                       multi-node placement (default: $OMPI_COMM_WORLD_RANK/SIZE,\n"
+         "                       $SLURM_PROCID/$SLURM_NTASKS, $NCCLNET_CONFORMANCE_RENDEZVOUS)\n";
+}
+
+bool parseOptions(int argc, char** argv, Options* out, std::string* error) {
+  Options o;
+  if (auto r = envInt("OMPI_COMM_WORLD_RANK"))
+    o.rank = *r;
+  else if (auto s = envInt("SLURM_PROCID"))
+    o.rank = *s;
+  if (auto n = envInt("OMPI_COMM_WORLD_SIZE"))
+    o.size = *n;
+  else if (auto s = envInt("SLURM_NTASKS"))
+    o.size = *s;
+  if (const char* r = std::getenv("NCCLNET_CONFORMANCE_RENDEZVOUS")) o.rendezvous = r;
+
+  for (int i = 1; i < argc; i++) {
+    std::string arg = argv[i];
+    std::string value;
+    size_t eq = arg.find('=');
+    bool inlineValue = arg.compare(0, 2, "--") == 0 && eq != std::string::npos;
+    if (inlineValue) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    }
+    auto need = [&](std::string* v) {
+      if (inlineValue) {
+        *v = value;
+        return true;
+      }
+      if (i + 1 >= argc) {
+        *error = arg + " needs a value";
+        return false;
+      }
+      *v = argv[++i];
+      return true;
+    };
+    std::string v;
+    if (arg == "--strict")
+      o.strict = true;
+    else if (arg == "--list")
+      o.list = true;
+    else if (arg == "--verbose")
+      o.verbose = true;
+    else if (arg == "--plugin") {
+      if (!need(&v)) return false;
+      o.plugin = v;
+    } else if (arg == "--net") {
+      if (!need(&v)) return false;
+      o.netName = v;
+    } else if (arg == "--profile") {
+      if (!need(&v)) return false;
+      o.profilePath = v;
+    } else if (arg == "--abi") {
+      if (!need(&v)) return false;
+      o.abi = v;
+    } else if (arg == "--nccl") {
+      if (!need(&v)) return false;
+      o.nccl = v;
+    } else if (arg == "--json") {
+      if (!need(&v)) return false;
+      o.jsonPath = v;
+    } else if (arg == "--junit") {
+      if (!need(&v)) return false;
+      o.junitPath = v;
+    } else if (arg == "--rendezvous") {
+      if (!need(&v)) return false;
+      o.rendezvous = v;
+    } else if (arg == "--time-scale" || arg == "--deadline") {
+      double d = 0;
+      if (!need(&v)) return false;
+      if (!toNumber(v, &d)) {
+        *error = arg + " needs a positive number, not '" + v + "'";
+        return false;
+      }
+      if (arg == "--time-scale")
+        o.timeScale = d;
+      else
+        o.deadline = d;
+    } else if (arg == "--rank" || arg == "--size") {
+      int n = 0;
+      if (!need(&v)) return false;
+      if (!toInt(v, &n)) {
+        *error = arg + " needs a non-negative integer, not '" + v + "'";
+        return false;
+      }
+      (arg == "--rank" ? o.rank : o.size) = n;
+    } else {
+      *error = "unknown argument '" + std::string(argv[i]) + "'";
+      return false;
+    }
+  }
+  if (o.size < 1 || o.rank >= o.size) {
+    *error =
+        "rank " + std::to_string(o.rank) + " is outside a world of size " + std::to_string(o.size);
+    return false;
+  }
+  if (o.size > 1 && o.rendezvous.empty()) {
+    *error =
+        "a world of " + std::to_string(o.size) +
+        " processes needs --rendezvous HOST:PORT (or NCCLNET_CONFORMANCE_RENDEZVOUS): rank 0's "
+        "address, reachable from every node";
+    return false;
+  }
+  *out = o;
+  return true;
+}
+
+}  // namespace conformance

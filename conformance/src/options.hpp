@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+// The command line of ncclnet-conformance (gtest's own --gtest_* flags are
+// taken out first and keep their meaning).
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace conformance {
+
+struct Options {
+  std::optional<std::string> plugin;   // --plugin NAME|PATH (else profile, else NCCL_NET_PLUGIN)
+  std::optional<std::string> netName;  // --net NAME (NCCL_NET)
+  std::optional<std::string> profilePath;  // --profile FILE
+  std::optional<std::string> abi;          // --abi all|vN
+  std::optional<std::string> nccl;         // --nccl 2.23|2.28|2.30
+  std::string jsonPath;                    // --json FILE
+  std::string junitPath;                   // --junit FILE
+  std::optional<double> timeScale;         // --time-scale X
+  std::optional<double> deadline;          // --deadline SECONDS
+  bool strict = false;                     // --strict
+  bool list = false;                       // --list
+  bool verbose = false;                    // --verbose
+  // Placement: local by default; under mpirun/srun from their environment.
+  int rank = 0;
+  int size = 1;
+  std::string rendezvous;  // --rendezvous HOST:PORT
+};
+
+// Parses argv (after InitGoogleTest). Returns false with a message on error.
+bool parseOptions(int argc, char** argv, Options* out, std::string* error);
+const char* usage();
+
+}  // namespace conformance

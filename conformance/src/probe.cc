@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: Apache-2.0
+// Plugin probe, run in a child process.
+#include "probe.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "harness/launch.hpp"
+#include "harness/wire.hpp"
+#include "ncclnet/host/loader.hpp"
+#include "report/json.hpp"
+
+namespace conformance {
+
+namespace {
+
+void writeProps(JsonWriter& w, int dev, const ncclNetProperties_v12_t& p) {
+  w.beginObject();
+  w.key("dev").value(dev);
+  w.key("name");
+  if (p.name)
+    w.value(p.name);
+  else
+    w.null();
+  w.key("pciPath");
+  if (p.pciPath)
+    w.value(p.pciPath);
+  else
+    w.null();
+  w.key("guid").value(static_cast<long long>(p.guid));
+  w.key("ptrSupport").value(p.ptrSupport);
+  w.key("regIsGlobal").value(p.regIsGlobal);
+  w.key("forceFlush").value(p.forceFlush);
+  w.key("speed").value(p.speed);
+  w.key("port").value(p.port);
+  w.key("latency").value(static_cast<double>(p.latency));
+  w.key("maxComms").value(p.maxComms);
+  w.key("maxRecvs").value(p.maxRecvs);
+  w.key("netDeviceType").value(static_cast<int>(p.netDeviceType));
+  w.key("netDeviceVersion").value(p.netDeviceVersion);
+  w.key("vDevs").beginArray();
+  for (int i = 0; i < p.vProps.ndevs && i < NCCL_NET_MAX_DEVS_PER_NIC; i++)
+    w.value(p.vProps.devs[i]);
+  w.endArray();
+  w.key("maxP2pBytes").value(static_cast<long long>(p.maxP2pBytes));
+  w.key("maxCollBytes").value(static_cast<long long>(p.maxCollBytes));
+  w.key("maxMultiRequestSize").value(p.maxMultiRequestSize);
+  w.key("railId").value(p.railId);
+  w.key("planeId").value(p.planeId);
+  w.endObject();
+}
+
+// Child: loads as NCCL would and writes the findings, one field a line.
+int probeChild(int fd, const std::string& plugin, const std::optional<std::string>& netName,
+               int oldest, int newest) {
+  ncclnet::host::LoaderOptions options;
+  options.pluginList = plugin;
+  options.netName = netName;
+  options.oldestVersion = oldest;
+  options.newestVersion = newest;
+  ncclnet::host::Loader loader(options);
+  std::unique_ptr<ncclnet::host::LoadedPlugin> loaded;
+  ncclResult_t res = loader.load(&loaded);
+  Writer out;
+  out.u32(res == ncclSuccess).str(loader.report().outcome);
+  if (res == ncclSuccess) {
+    out.str(loaded->path()).str(loaded->name()).u32(static_cast<uint32_t>(loaded->version()));
+    out.u32(static_cast<uint32_t>(loaded->exportedVersions().size()));
+    for (int v : loaded->exportedVersions()) out.u32(static_cast<uint32_t>(v));
+    JsonWriter devices;
+    devices.beginArray();
+    void* ctx = nullptr;
+    ncclNetCommConfig_v12_t config{NCCL_NET_TRAFFIC_CLASS_UNDEF};
+    int ndev = 0;
+    if (loaded->net().init(&ctx, 1, &config, nullptr, nullptr) == ncclSuccess &&
+        loaded->net().devices(&ndev) == ncclSuccess) {
+      for (int d = 0; d < ndev; d++) {
+        ncclNetProperties_v12_t p{};
+        if (loaded->net().getProperties(d, &p) == ncclSuccess) writeProps(devices, d, p);
+      }
+      loaded->net().finalize(ctx);
+    }
+    devices.endArray();
+    out.str(devices.str());
+  } else {
+    // Name every attempt: which file, and why it was passed over.
+    std::string why;
+    for (const auto& a : loader.report().attempts) {
+      why += "\n    " + (a.file.empty() ? std::string("(program)") : a.file) + ": " +
+             (a.opened ? a.verdict : a.error);
+    }
+    out.str(why);
+  }
+  const std::string& data = out.data();
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t w = write(fd, data.data() + done, data.size() - done);
+    if (w <= 0) return 1;
+    done += static_cast<size_t>(w);
+  }
+  return 0;
+}
+
+}  // namespace
+
+PluginInfo probePlugin(const std::string& plugin, const std::optional<std::string>& netName,
+                       int oldestVersion, int newestVersion, double timeoutSec) {
+  PluginInfo info;
+  int fds[2];
+  if (pipe(fds) != 0) {
+    info.error = "cannot create a pipe";
+    return info;
+  }
+  WorkerSpec unused;
+  pid_t pid = forkWorker(unused, [&](const WorkerSpec&) {
+    close(fds[0]);
+    return probeChild(fds[1], plugin, netName, oldestVersion, newestVersion);
+  });
+  close(fds[1]);
+  std::string data;
+  double end = nowSeconds() + timeoutSec;
+  for (;;) {
+    pollfd p{fds[0], POLLIN, 0};
+    double left = end - nowSeconds();
+    if (left <= 0) break;
+    if (poll(&p, 1, static_cast<int>(left * 1000) + 1) <= 0) continue;
+    char chunk[65536];
+    ssize_t r = read(fds[0], chunk, sizeof(chunk));
+    if (r <= 0) break;
+    data.append(chunk, static_cast<size_t>(r));
+  }
+  close(fds[0]);
+  int status = 0;
+  bool reaped = pid <= 0;
+  while (!reaped && nowSeconds() < end) {
+    reaped = waitpid(pid, &status, WNOHANG) == pid;
+    if (!reaped) usleep(10000);
+  }
+  if (!reaped) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    info.error = "loading the plugin did not finish within " +
+                 std::to_string(static_cast<int>(timeoutSec)) + " s";
+    return info;
+  }
+  if (pid > 0 &&
+      (WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0 && data.empty()))) {
+    info.error = "the process loading the plugin " + describeWaitStatus(status);
+    return info;
+  }
+  Reader in(data);
+  info.loaded = in.u32() != 0;
+  info.loadOutcome = in.str();
+  if (!info.loaded) {
+    info.error = info.loadOutcome + in.str();
+    if (!in.ok()) info.error = "the plugin probe returned nothing";
+    return info;
+  }
+  info.path = in.str();
+  info.name = in.str();
+  info.selectedVersion = static_cast<int>(in.u32());
+  uint32_t n = in.u32();
+  for (uint32_t i = 0; i < n && in.ok(); i++) info.exported.push_back(static_cast<int>(in.u32()));
+  info.devicesJson = in.str();
+  if (!in.ok()) {
+    info.loaded = false;
+    info.error = "the plugin probe returned a truncated answer";
+  }
+  return info;
+}
+
+}  // namespace conformance

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the report says about the plugin (path, name, exported versions, the
+// properties of every device), learned in a child process so that a plugin
+// that crashes while loading is reported instead of ending the run.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace conformance {
+
+struct PluginInfo {
+  bool loaded = false;
+  std::string error;  // why not, when !loaded
+  std::string path;
+  std::string name;
+  int selectedVersion = 0;    // what NCCL (the emulated window) picks
+  std::vector<int> exported;  // newest first
+  std::string devicesJson;    // array of property objects, at selectedVersion
+  std::string loadOutcome;
+};
+
+PluginInfo probePlugin(const std::string& plugin, const std::optional<std::string>& netName,
+                       int oldestVersion, int newestVersion, double timeoutSec);
+
+}  // namespace conformance

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+// Progress line and summary.
+#include "report/progress.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <map>
+
+namespace conformance {
+
+Progress::Progress(const Report& report, bool verbose)
+    : report_(report), verbose_(verbose), tty_(isatty(STDOUT_FILENO) != 0) {}
+
+void Progress::OnTestProgramStart(const testing::UnitTest& unit) {
+  total_ = unit.test_to_run_count();
+}
+
+void Progress::OnTestStart(const testing::TestInfo& info) {
+  if (!tty_) return;
+  std::printf("\r\033[K[%3d/%d] %d failed · %s.%s", done_ + 1, total_, failed_,
+              info.test_suite_name(), info.name());
+  std::fflush(stdout);
+}
+
+void Progress::OnTestEnd(const testing::TestInfo& info) {
+  done_++;
+  std::string test = std::string(info.test_suite_name()) + "." + info.name();
+  const TestResult* r = report_.find(test);
+  bool failed = info.result()->Failed();
+  failed_ += failed;
+  if (tty_) std::printf("\r\033[K");
+  if (failed || verbose_) {
+    std::printf("%-8s %s (%.2f s)\n", r ? verdictName(r->verdict) : (failed ? "fail" : "pass"),
+                test.c_str(), r ? r->seconds : 0.0);
+    if (failed && r) std::printf("         %s\n", r->reason.c_str());
+  } else if (!tty_ && total_ >= 10 && done_ % (total_ / 10) == 0) {
+    std::printf("[%3d/%d] %d failed\n", done_, total_, failed_);
+  }
+  std::fflush(stdout);
+}
+
+void printSummary(const Report& report, const std::string& jsonPath, const std::string& junitPath) {
+  std::map<int, std::map<Verdict, int>> byVersion;
+  for (const TestResult& r : report.results) byVersion[r.version][r.verdict]++;
+  std::printf("\nncclnet-conformance: %s (%s, %s)\n", report.plugin.name.c_str(),
+              report.plugin.path.c_str(), report.profilePath.c_str());
+  for (auto it = byVersion.rbegin(); it != byVersion.rend(); ++it) {
+    auto& c = it->second;
+    std::printf("  v%-3d %3d pass  %3d fail  %3d notrun  %3d excluded\n", it->first,
+                c[Verdict::Pass], c[Verdict::Fail], c[Verdict::NotRun], c[Verdict::Excluded]);
+  }
+  for (const TestResult& r : report.results) {
+    if (r.verdict != Verdict::Fail) continue;
+    std::printf("FAIL %s\n     %s\n     rerun: %s\n", r.test.c_str(), r.reason.c_str(),
+                r.rerun.c_str());
+  }
+  std::printf("%s: %d pass, %d fail, %d notrun, %d excluded in %.1f s\n",
+              report.passed() ? "PASS" : "FAIL", report.count(Verdict::Pass),
+              report.count(Verdict::Fail), report.count(Verdict::NotRun),
+              report.count(Verdict::Excluded), report.seconds);
+  if (!jsonPath.empty()) std::printf("JSON report: %s\n", jsonPath.c_str());
+  if (!junitPath.empty()) std::printf("JUnit report: %s\n", junitPath.c_str());
+}
+
+}  // namespace conformance

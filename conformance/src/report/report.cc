@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+// JSON report.
+#include "report/report.hpp"
+
+#include <fstream>
+
+#include "report/json.hpp"
+#include "scenario/rules.hpp"
+
+namespace conformance {
+
+const TestResult* Report::find(const std::string& test) const {
+  for (const TestResult& r : results) {
+    if (r.test == test) return &r;
+  }
+  return nullptr;
+}
+
+int Report::count(Verdict v) const {
+  int n = 0;
+  for (const TestResult& r : results) n += r.verdict == v;
+  return n;
+}
+
+bool Report::passed() const {
+  return count(Verdict::Fail) == 0 && (!strict || count(Verdict::NotRun) == 0);
+}
+
+bool Report::writeJson(const std::string& path, std::string* error) const {
+  JsonWriter w;
+  w.beginObject();
+  w.key("tool").value("ncclnet-conformance");
+  w.key("result").value(passed() ? "pass" : "fail");
+  w.key("plugin").beginObject();
+  w.key("request").value(request);
+  w.key("loaded").value(plugin.loaded);
+  if (!plugin.loaded) w.key("error").value(plugin.error);
+  w.key("path").value(plugin.path);
+  w.key("name").value(plugin.name);
+  w.key("exportedVersions").beginArray();
+  for (int v : plugin.exported) w.value(v);
+  w.endArray();
+  w.key("selectedVersion").value(plugin.selectedVersion);
+  w.key("devices");
+  if (plugin.devicesJson.empty())
+    w.raw("[]");
+  else
+    w.raw(plugin.devicesJson);
+  w.endObject();
+  w.key("profile").value(profilePath);
+  w.key("ncclWindow").value(ncclWindow);
+  w.key("abiVersions").beginArray();
+  for (int v : versions) w.value(v);
+  w.endArray();
+  w.key("worldSize").value(worldSize);
+  w.key("strict").value(strict);
+  w.key("summary").beginObject();
+  for (Verdict v : {Verdict::Pass, Verdict::Fail, Verdict::NotRun, Verdict::Excluded}) {
+    w.key(verdictName(v)).value(count(v));
+  }
+  w.key("seconds").value(seconds);
+  w.endObject();
+  w.key("scenarios").beginArray();
+  for (const TestResult& r : results) {
+    w.beginObject();
+    w.key("test").value(r.test);
+    w.key("scenario").value(r.scenario);
+    w.key("abi").value(r.version);
+    w.key("rule").value(ruleLabel(r.rule));
+    w.key("verdict").value(verdictName(r.verdict));
+    w.key("reason").value(r.reason);
+    w.key("notes").beginArray();
+    for (const std::string& n : r.notes) w.value(n);
+    w.endArray();
+    w.key("seconds").value(r.seconds);
+    w.key("rerun").value(r.rerun);
+    w.endObject();
+  }
+  w.endArray();
+  w.endObject();
+  std::ofstream out(path);
+  out << w.str() << "\n";
+  if (!out) {
+    *error = "cannot write " + path;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace conformance

@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: Apache-2.0
+// Scenario helpers: owned resources, timed calls, verified transfers.
+#include "scenario/ctx.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "harness/wire.hpp"
+#include "scenario/plugin_log.hpp"
+
+namespace conformance {
+
+namespace {
+std::string ptr(const void* p) {
+  return format("%p", p);
+}
+}  // namespace
+
+Ctx::Ctx(ncclnet::host::LoadedPlugin& plugin, Peer& peer, const Profile& profile,
+         double deadlineSec)
+    : plugin_(plugin), peer_(peer), profile_(profile) {
+  // A non-blocking call returns in far less than a second even on a loaded
+  // machine; waits end well before the coordinator's deadline so that the
+  // rank that sees the problem names it.
+  callLimit_ = 1.0 * profile.timeScale;
+  waitLimit_ = deadlineSec * 0.5;
+  syncLimit_ = deadlineSec * 0.7;
+}
+
+Ctx::~Ctx() {
+  releaseAll();
+}
+
+void Ctx::releaseAll() {
+  activity("teardown: deregMr, closeSend/closeRecv/closeListen, finalize");
+  // NCCL's order: deregister, close the comms, then the listens, finalize.
+  for (auto it = mrs_.rbegin(); it != mrs_.rend(); ++it) net().deregMr(it->comm, it->mhandle);
+  mrs_.clear();
+  for (void* c : sends_) net().closeSend(c);
+  for (void* c : recvs_) net().closeRecv(c);
+  for (void* l : listens_) net().closeListen(l);
+  sends_.clear();
+  recvs_.clear();
+  listens_.clear();
+  for (void* c : contexts_) net().finalize(c);
+  contexts_.clear();
+  haveCurrent_ = false;
+}
+
+void Ctx::forget(std::vector<void*>& list, void* p) {
+  list.erase(std::remove(list.begin(), list.end(), p), list.end());
+}
+
+void* Ctx::comm() {
+  if (!haveCurrent_) useContext(newContext());
+  return current_;
+}
+
+void* Ctx::newContext(int trafficClass) {
+  ncclNetCommConfig_v12_t config{trafficClass};
+  void* context = nullptr;
+  activity(format("init(trafficClass %d)", trafficClass));
+  uint64_t commId = 0x5eed0000ull + static_cast<uint64_t>(rank()) * 64 + contexts_.size();
+  CONF_OK(net().init(&context, commId, &config, pluginLogger(), nullptr), 3, "init()");
+  contexts_.push_back(context);
+  return context;
+}
+
+void Ctx::useContext(void* context) {
+  current_ = context;
+  haveCurrent_ = true;
+}
+
+void Ctx::finalizeContext(void* context) {
+  contexts_.erase(std::find(contexts_.begin(), contexts_.end(), context));
+  if (haveCurrent_ && current_ == context) haveCurrent_ = false;
+  activity("finalize()");
+  CONF_OK(net().finalize(context), 3, "finalize()");
+}
+
+int Ctx::devices() {
+  comm();
+  int n = 0;
+  CONF_OK(net().devices(&n), 4, "devices()");
+  CONF_EXPECT(n >= 1, 4, "devices() reported %d devices", n);
+  return n;
+}
+
+const ncclNetProperties_v12_t& Ctx::props(int dev) {
+  if (props_.empty()) {
+    int n = devices();
+    props_.resize(static_cast<size_t>(n));
+    for (int d = 0; d < n; d++) {
+      std::memset(static_cast<void*>(&props_[d]), 0, sizeof(props_[d]));
+      CONF_OK(net().getProperties(d, &props_[d]), 4, format("getProperties(%d)", d));
+    }
+  }
+  CONF_EXPECT(dev >= 0 && dev < static_cast<int>(props_.size()), 4, "device %d does not exist",
+              dev);
+  return props_[static_cast<size_t>(dev)];
+}
+
+void* Ctx::listen(int dev, Handle* handle) {
+  void* c = comm();
+  void* listenComm = nullptr;
+  activity(format("listen(dev %d)", dev));
+  double start = nowSeconds();
+  CONF_OK(net().listen(c, dev, handle->bytes, &listenComm), 21, format("listen(dev %d)", dev));
+  double took = nowSeconds() - start;
+  CONF_EXPECT(took <= callLimit_, 21, "listen(dev %d) took %.2f s: it must not block", dev, took);
+  CONF_EXPECT(listenComm != nullptr, 21, "listen(dev %d) succeeded but left listenComm NULL", dev);
+  listens_.push_back(listenComm);
+  return listenComm;
+}
+
+void* Ctx::connectOnce(int dev, Handle* handle, ncclNetDeviceHandle_v12_t** devComm, int attempt) {
+  void* sendComm = nullptr;
+  activity(format("connect(dev %d), call #%d", dev, attempt));
+  double start = nowSeconds();
+  CONF_OK(net().connect(comm(), dev, handle->bytes, &sendComm, devComm), 22,
+          format("connect(dev %d) call #%d", dev, attempt));
+  double took = nowSeconds() - start;
+  CONF_EXPECT(took <= callLimit_, 22, "connect(dev %d) call #%d blocked for %.2f s", dev, attempt,
+              took);
+  if (sendComm != nullptr) sends_.push_back(sendComm);
+  return sendComm;
+}
+
+void* Ctx::acceptOnce(void* listenComm, ncclNetDeviceHandle_v12_t** devComm, int attempt) {
+  void* recvComm = nullptr;
+  activity(format("accept(listenComm %s), call #%d", ptr(listenComm).c_str(), attempt));
+  double start = nowSeconds();
+  CONF_OK(net().accept(listenComm, &recvComm, devComm), 22, format("accept() call #%d", attempt));
+  double took = nowSeconds() - start;
+  CONF_EXPECT(took <= callLimit_, 22, "accept() call #%d blocked for %.2f s", attempt, took);
+  if (recvComm != nullptr) recvs_.push_back(recvComm);
+  return recvComm;
+}
+
+void* Ctx::connect(int dev, Handle* handle) {
+  ncclNetDeviceHandle_v12_t* devComm = nullptr;
+  double limit = nowSeconds() + waitLimit_;
+  for (int attempt = 1;; attempt++) {
+    void* sendComm = connectOnce(dev, handle, &devComm, attempt);
+    if (sendComm != nullptr) return sendComm;
+    CONF_EXPECT(nowSeconds() < limit, 22, "connect(dev %d) still not done after %d calls in %.1f s",
+                dev, attempt, waitLimit_);
+    sched_yield();
+  }
+}
+
+void* Ctx::accept(void* listenComm) {
+  ncclNetDeviceHandle_v12_t* devComm = nullptr;
+  double limit = nowSeconds() + waitLimit_;
+  for (int attempt = 1;; attempt++) {
+    void* recvComm = acceptOnce(listenComm, &devComm, attempt);
+    if (recvComm != nullptr) return recvComm;
+    CONF_EXPECT(nowSeconds() < limit, 22, "accept() still not done after %d calls in %.1f s",
+                attempt, waitLimit_);
+    sched_yield();
+  }
+}
+
+void* Ctx::link(int src, int dst, const std::string& label, int dev) {
+  Handle handle;
+  void* listenComm = nullptr;
+  if (rank() == dst) listenComm = listen(dev, &handle);
+  std::vector<std::string> all = allgather(
+      label + ": handle", rank() == dst ? std::string(handle.bytes, sizeof(handle.bytes)) : "");
+  if (rank() == src) {
+    std::memcpy(handle.bytes, all[static_cast<size_t>(dst)].data(), sizeof(handle.bytes));
+    return connect(dev, &handle);
+  }
+  if (rank() != dst) return nullptr;
+  void* recvComm = accept(listenComm);
+  closeListen(listenComm);
+  return recvComm;
+}
+
+void Ctx::closeListen(void* listenComm) {
+  forget(listens_, listenComm);
+  activity("closeListen()");
+  CONF_OK(net().closeListen(listenComm), 21, "closeListen()");
+}
+
+void Ctx::closeSend(void* sendComm) {
+  forget(sends_, sendComm);
+  activity("closeSend()");
+  CONF_OK(net().closeSend(sendComm), 27, "closeSend()");
+}
+
+void Ctx::closeRecv(void* recvComm) {
+  forget(recvs_, recvComm);
+  activity("closeRecv()");
+  CONF_OK(net().closeRecv(recvComm), 27, "closeRecv()");
+}
+
+void* Ctx::reg(void* comm, void* data, size_t size) {
+  void* mhandle = nullptr;
+  activity(format("regMr(%zu B, HOST)", size));
+  CONF_OK(net().regMr(comm, data, size, NCCL_PTR_HOST, &mhandle), 25,
+          format("regMr(%zu B, NCCL_PTR_HOST)", size));
+  mrs_.push_back(Mr{comm, mhandle});
+  return mhandle;
+}
+
+void Ctx::dereg(void* comm, void* mhandle) {
+  CONF_OK(tryDereg(comm, mhandle), 27, "deregMr()");
+}
+
+ncclResult_t Ctx::tryDereg(void* comm, void* mhandle) {
+  for (auto it = mrs_.begin(); it != mrs_.end(); ++it) {
+    if (it->comm == comm && it->mhandle == mhandle) {
+      mrs_.erase(it);
+      break;
+    }
+  }
+  activity("deregMr()");
+  return net().deregMr(comm, mhandle);
+}
+
+void* Ctx::isend(void* sendComm, void* data, size_t size, int tag, void* mhandle,
+                 const std::string& what) {
+  activity("isend(" + what + ")");
+  double limit = nowSeconds() + waitLimit_;
+  for (int attempt = 1;; attempt++) {
+    void* request = nullptr;
+    CONF_OK(net().isend(sendComm, data, size, tag, mhandle, nullptr, &request), 29,
+            "isend(" + what + ")");
+    if (request != nullptr) return request;
+    CONF_EXPECT(nowSeconds() < limit, 28, "isend(%s) kept returning a NULL request for %.1f s",
+                what.c_str(), waitLimit_);
+    sched_yield();
+  }
+}
+
+void* Ctx::irecv(void* recvComm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
+                 const std::string& what) {
+  activity("irecv(" + what + ")");
+  double limit = nowSeconds() + waitLimit_;
+  for (int attempt = 1;; attempt++) {
+    void* request = nullptr;
+    CONF_OK(net().irecv(recvComm, n, data, sizes, tags, mhandles, nullptr, &request), 29,
+            "irecv(" + what + ")");
+    if (request != nullptr) return request;
+    CONF_EXPECT(nowSeconds() < limit, 28, "irecv(%s) kept returning a NULL request for %.1f s",
+                what.c_str(), waitLimit_);
+    sched_yield();
+  }
+}
+
+ncclResult_t Ctx::wait(void* request, int* sizes, const std::string& what, int rule, double limit) {
+  activity("test(" + what + ") until done");
+  double end = nowSeconds() + (limit > 0 ? limit : waitLimit_);
+  for (uint64_t polls = 1;; polls++) {
+    int done = 0;
+    ncclResult_t res = net().test(request, &done, sizes);
+    if (res != ncclSuccess || done) return res;
+    if (polls % 64 == 0) {
+      CONF_EXPECT(nowSeconds() < end, rule, "test(%s) still not done after %.1f s (%llu polls)",
+                  what.c_str(), limit > 0 ? limit : waitLimit_,
+                  static_cast<unsigned long long>(polls));
+      sched_yield();
+    }
+  }
+}
+
+void Ctx::transfer(void* comm, int src, int dst, size_t size, uint64_t seed, int tag) {
+  void* sendComm = comm;
+  void* recvComm = comm;
+  std::string what = format("%zu B, tag %d, from rank %d to rank %d", size, tag, src, dst);
+  if (rank() == src) {
+    Buffer buffer(size);
+    buffer.fill(seed);
+    void* mh = reg(sendComm, buffer.data(), size);
+    void* request = isend(sendComm, buffer.data(), size, tag, mh, what);
+    int sent = -1;
+    CONF_OK(wait(request, &sent, "isend " + what), 35, "test(isend " + what + ")");
+    dereg(sendComm, mh);
+  } else if (rank() == dst) {
+    Buffer buffer(size);
+    buffer.clear(0);
+    void* mh = reg(recvComm, buffer.data(), size);
+    void* data = buffer.data();
+    size_t capacity = size;
+    void* request = irecv(recvComm, 1, &data, &capacity, &tag, &mh, what);
+    int received = -1;
+    CONF_OK(wait(request, &received, "irecv " + what), 35, "test(irecv " + what + ")");
+    CONF_EXPECT(received == static_cast<int>(std::min<size_t>(size, INT32_MAX)), 35,
+                "the receive of %s completed with sizes[0] = %d", what.c_str(), received);
+    size_t bad = buffer.verify(seed, 0, size);
+    CONF_EXPECT(bad == Buffer::kMismatch, 35, "byte %zu of the %s message is wrong", bad,
+                what.c_str());
+    long where = 0;
+    CONF_EXPECT(buffer.guardsIntact(&where), 32,
+                "the plugin wrote at offset %ld outside the %zu B receive buffer", where, size);
+    dereg(recvComm, mh);
+  }
+}
+
+}  // namespace conformance

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+// The scenario catalogue. A scenario is one gtest per ABI version; its body
+// runs on every rank, each in its own process, and branches on rank().
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "scenario/ctx.hpp"
+
+namespace conformance {
+
+struct Scenario {
+  const char* area;  // gtest suite: Load, Properties, Init, Connect, ...
+  const char* name;  // gtest name: the behaviour, in CamelCase
+  int rule;          // the rule it checks (crashes and deadlines name it)
+  int ranks;         // processes it needs
+  int minVersion;    // oldest ABI version it applies to
+  void (*run)(Ctx&);
+  const char* summary;  // one line, for --list and the docs
+
+  std::string fullName() const { return std::string(area) + "." + name; }
+};
+
+// Every scenario, grouped by area, in the order they run.
+const std::vector<Scenario>& catalogue();
+const Scenario* findScenario(const std::string& fullName);
+
+// One per area file (scenarios/<area>.cc).
+void addLoadScenarios(std::vector<Scenario>& out);
+void addPropertiesScenarios(std::vector<Scenario>& out);
+void addInitScenarios(std::vector<Scenario>& out);
+void addConnectScenarios(std::vector<Scenario>& out);
+void addRegistrationScenarios(std::vector<Scenario>& out);
+void addDataScenarios(std::vector<Scenario>& out);
+void addGroupedScenarios(std::vector<Scenario>& out);
+void addFlowScenarios(std::vector<Scenario>& out);
+void addCompletionScenarios(std::vector<Scenario>& out);
+void addCloseScenarios(std::vector<Scenario>& out);
+void addFaultScenarios(std::vector<Scenario>& out);
+
+}  // namespace conformance

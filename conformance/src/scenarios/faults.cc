@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: Apache-2.0
+// Faults: garbage handles and mhandles get errors, not crashes; a peer that
+// dies mid-transfer surfaces as an error, not a hang.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "harness/wire.hpp"
+#include "scenario/registry.hpp"
+
+namespace conformance {
+
+namespace {
+
+void garbageHandle(Ctx& c) {
+  for (unsigned char fill : {0x00, 0xFF}) {
+    Handle h;
+    std::memset(h.bytes, fill, sizeof(h.bytes));
+    double end = nowSeconds() + 1.0 * c.profile().timeScale;
+    ncclResult_t res = ncclSuccess;
+    void* sendComm = nullptr;
+    int calls = 0;
+    while (res == ncclSuccess && sendComm == nullptr && nowSeconds() < end) {
+      ncclNetDeviceHandle_v12_t* devComm = nullptr;
+      c.activity(format("connect(handle of 0x%02x bytes), call #%d", fill, ++calls));
+      res = c.net().connect(c.comm(), 0, h.bytes, &sendComm, &devComm);
+    }
+    CONF_EXPECT(sendComm == nullptr, kRuleErrorPaths,
+                "connect with a handle of 0x%02x bytes returned a sendComm: it must be rejected",
+                fill);
+    if (res == ncclSuccess)
+      c.note(format("connect(0x%02x handle) stayed pending for %d calls", fill, calls));
+  }
+}
+
+// A handle regMr never returned: readable memory, so a plugin that does not
+// check it reads garbage rather than crashing the harness' own test.
+alignas(64) unsigned char bogusHandle[256];
+
+void badMhandle(Ctx& c) {
+  std::memset(bogusHandle, 0xA5, sizeof(bogusHandle));
+  void* comm = c.link(0, 1, "connection");
+  Buffer buf(4096);
+  void* request = nullptr;
+  ncclResult_t res;
+  if (c.rank() == 0) {
+    c.activity("isend with an mhandle regMr never returned");
+    res = c.net().isend(comm, buf.data(), 4096, 0, bogusHandle, nullptr, &request);
+    CONF_EXPECT(res != ncclSuccess || request == nullptr, kRuleErrorPaths,
+                "isend accepted an mhandle that regMr never returned");
+  } else {
+    void* data = buf.data();
+    size_t cap = 4096;
+    int tag = 0;
+    void* mh = bogusHandle;
+    c.activity("irecv with an mhandle regMr never returned");
+    res = c.net().irecv(comm, 1, &data, &cap, &tag, &mh, nullptr, &request);
+    CONF_EXPECT(res != ncclSuccess || request == nullptr, kRuleErrorPaths,
+                "irecv accepted an mhandle that regMr never returned");
+  }
+  c.activity("deregMr of an mhandle regMr never returned");
+  res = c.net().deregMr(comm, bogusHandle);
+  CONF_EXPECT(res != ncclSuccess, kRuleErrorPaths,
+              "deregMr accepted an mhandle that regMr never returned");
+}
+
+void peerDeath(Ctx& c) {
+  // Rank 1 starts a large send and dies; rank 0's receive must end in an
+  // error (or, if everything had arrived, complete intact), never hang.
+  void* comm = c.link(1, 0, "connection");
+  constexpr size_t kSize = 64 << 20;
+  Buffer buf(kSize);
+  void* mh = c.reg(comm, buf.data(), kSize);
+  c.barrier("before the transfer");
+  if (c.rank() == 1) {
+    buf.fill(108);
+    void* r = c.isend(comm, buf.data(), kSize, 0, mh, "64 MiB, interrupted by death");
+    int done = 0, size = 0;
+    for (int i = 0; i < 20 && !done; i++) c.net().test(r, &done, &size);
+    c.peer().expectExit();
+    c.activity("dying on purpose");
+    usleep(100000);  // let the notice reach the coordinator first
+    kill(getpid(), SIGKILL);
+    pause();
+  }
+  void* data = buf.data();
+  size_t cap = kSize;
+  int tag = 0;
+  void* r = c.irecv(comm, 1, &data, &cap, &tag, &mh, "64 MiB from a rank that dies");
+  c.activity("test(irecv of 64 MiB from a rank that died)");
+  double end = nowSeconds() + c.waitLimit();
+  for (;;) {
+    int done = 0, size = -1;
+    ncclResult_t res = c.net().test(r, &done, &size);
+    if (res != ncclSuccess) {
+      c.note("the receive failed with " + resultName(res) + " after the peer died");
+      break;
+    }
+    if (done) {
+      CONF_EXPECT(
+          size == static_cast<int>(kSize) && buf.verify(108) == Buffer::kMismatch, kRulePeerDeath,
+          "the receive from a rank that died completed successfully with %d B or wrong bytes",
+          size);
+      c.note("the whole message had arrived before the peer died");
+      break;
+    }
+    CONF_EXPECT(nowSeconds() < end, kRulePeerDeath,
+                "the receive from rank 1 is still pending %.1f s after rank 1 died: peer death "
+                "must surface as "
+                "an error",
+                c.waitLimit());
+  }
+  // The connection is dead: closing it must still work.
+  c.tryDereg(comm, mh);
+}
+
+}  // namespace
+
+void addFaultScenarios(std::vector<Scenario>& out) {
+  out.push_back({"Faults", "GarbageHandleToConnect", kRuleErrorPaths, 1, 6, garbageHandle,
+                 "connect with handles of 0x00 and 0xFF bytes: an error (or pending), never a comm "
+                 "or a crash"});
+  out.push_back(
+      {"Faults", "BadMhandle", kRuleErrorPaths, 2, 6, badMhandle,
+       "isend/irecv/deregMr with an mhandle regMr never returned: an error, not a crash"});
+  out.push_back({"Faults", "PeerDeathMidTransfer", kRulePeerDeath, 2, 6, peerDeath,
+                 "the sender dies during a 64 MiB transfer: the receive fails instead of hanging"});
+}
+
+}  // namespace conformance

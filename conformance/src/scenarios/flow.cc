@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: Apache-2.0
+// Flow control: the in-flight limits NCCL relies on, NULL-request
+// back-pressure beyond them, and the optional-completion hint in *request.
+#include <deque>
+#include <memory>
+
+#include "harness/wire.hpp"
+#include "scenario/registry.hpp"
+
+namespace conformance {
+
+namespace {
+
+size_t smallSize(size_t k) {
+  return 64 + k % 7;
+}
+
+void inFlightLimits(Ctx& c) {
+  int m = c.maxRecvs();
+  size_t total = static_cast<size_t>(NCCL_NET_MAX_REQUESTS) * static_cast<size_t>(m);
+  void* comm = c.link(0, 1, "connection");
+  constexpr size_t kCapacity = 128;
+  Buffer pool(total * kCapacity);  // one slice per message
+  void* mh = c.reg(comm, pool.data(), pool.size());
+  std::vector<void*> reqs;
+  if (c.rank() == 0) {
+    for (size_t k = 0; k < total; k++) {
+      char* p = pool.data() + k * kCapacity;
+      pool.fill(k, k * kCapacity, smallSize(k));
+      void* r = nullptr;
+      c.activity(format("isend #%zu with %zu in flight", k, k));
+      CONF_OK(c.net().isend(comm, p, smallSize(k), static_cast<int>(k % m), mh, nullptr, &r), 28,
+              format("isend #%zu", k));
+      CONF_EXPECT(r != nullptr, 28,
+                  "isend returned a NULL request with %zu isends in flight; a sendComm must take "
+                  "32 x maxRecvs = %zu",
+                  k, total);
+      reqs.push_back(r);
+    }
+    c.barrier("every isend posted");
+    for (size_t k = 0; k < total; k++) {
+      int size = 0;
+      CONF_OK(c.wait(reqs[k], &size, format("isend #%zu", k)), 35, format("test(isend #%zu)", k));
+    }
+    return;
+  }
+  c.barrier("every isend posted");
+  std::vector<std::vector<int>> sizes(NCCL_NET_MAX_REQUESTS, std::vector<int>(64, -1));
+  for (int g = 0; g < NCCL_NET_MAX_REQUESTS; g++) {
+    std::vector<void*> data, mhs(static_cast<size_t>(m), mh);
+    std::vector<size_t> caps(static_cast<size_t>(m), kCapacity);
+    std::vector<int> tags;
+    for (int j = 0; j < m; j++) {
+      data.push_back(pool.data() + (static_cast<size_t>(g) * m + j) * kCapacity);
+      tags.push_back(j);
+    }
+    void* r = nullptr;
+    c.activity(format("irecv #%d with %d in flight", g, g));
+    CONF_OK(c.net().irecv(comm, m, data.data(), caps.data(), tags.data(), mhs.data(), nullptr, &r),
+            28, format("irecv #%d", g));
+    CONF_EXPECT(r != nullptr, 28,
+                "irecv returned a NULL request with %d receives in flight; a recvComm must take %d",
+                g, NCCL_NET_MAX_REQUESTS);
+    reqs.push_back(r);
+  }
+  for (int g = 0; g < NCCL_NET_MAX_REQUESTS; g++) {
+    CONF_OK(c.wait(reqs[g], sizes[g].data(), format("irecv #%d", g)), 35,
+            format("test(irecv #%d)", g));
+    for (int j = 0; j < m; j++) {
+      size_t k = static_cast<size_t>(g) * m + j;
+      CONF_EXPECT(sizes[g][j] == static_cast<int>(smallSize(k)) &&
+                      pool.verify(k, k * kCapacity, smallSize(k)) == Buffer::kMismatch,
+                  35, "message #%zu (receive #%d, buffer %d) arrived as %d B or with wrong bytes",
+                  k, g, j, sizes[g][j]);
+    }
+  }
+}
+
+void backPressure(Ctx& c) {
+  void* comm = c.link(0, 1, "connection");
+  size_t total = static_cast<size_t>(NCCL_NET_MAX_REQUESTS) * c.maxRecvs() + 64;
+  constexpr size_t kSize = 1024;
+  Buffer pool(total * kSize);
+  void* mh = c.reg(comm, pool.data(), pool.size());
+  double limit = nowSeconds() + c.waitLimit();
+  if (c.rank() == 0) {
+    for (size_t k = 0; k < total; k++) pool.fill(k, k * kSize, kSize);
+    std::deque<std::pair<size_t, void*>> inFlight;
+    size_t next = 0, completed = 0;
+    bool saturated = false;
+    // Post until the plugin pushes back, then keep retrying in order while
+    // the receiver drains: a NULL must not lose or reorder a message.
+    auto post = [&] {
+      while (next < total) {
+        void* r = nullptr;
+        ncclResult_t res =
+            c.net().isend(comm, pool.data() + next * kSize, kSize, 0, mh, nullptr, &r);
+        CONF_EXPECT(res == ncclSuccess, 29,
+                    "isend #%zu with %zu in flight returned %s instead of a NULL request", next,
+                    inFlight.size(), resultName(res).c_str());
+        if (r == nullptr) return false;
+        inFlight.emplace_back(next++, r);
+      }
+      return true;
+    };
+    c.activity("posting isends until the plugin returns a NULL request");
+    if (post())
+      c.note(format("isend never returned NULL for %zu messages in flight", total));
+    else
+      c.note(format("isend pushed back with a NULL request after %zu messages", next));
+    saturated = true;
+    c.barrier("sender saturated");
+    while (completed < total) {
+      if (saturated) post();
+      if (!inFlight.empty()) {
+        int done = 0, size = 0;
+        CONF_OK(c.net().test(inFlight.front().second, &done, &size), 35,
+                format("test(isend #%zu)", inFlight.front().first));
+        if (done) {
+          inFlight.pop_front();
+          completed++;
+        }
+      }
+      CONF_EXPECT(nowSeconds() < limit, 29,
+                  "%zu of %zu messages sent after %.1f s of back-pressure", completed, total,
+                  c.waitLimit());
+    }
+    return;
+  }
+  c.barrier("sender saturated");
+  std::deque<std::pair<size_t, void*>> inFlight;
+  size_t next = 0, received = 0;
+  while (received < total) {
+    while (next < total && inFlight.size() < NCCL_NET_MAX_REQUESTS) {
+      void* data = pool.data() + next * kSize;
+      size_t cap = kSize;
+      int tag = 0;
+      void* r = nullptr;
+      CONF_OK(c.net().irecv(comm, 1, &data, &cap, &tag, &mh, nullptr, &r), 29,
+              format("irecv #%zu", next));
+      if (r == nullptr) break;
+      inFlight.emplace_back(next++, r);
+    }
+    if (!inFlight.empty()) {
+      int done = 0, size = -1;
+      size_t k = inFlight.front().first;
+      CONF_OK(c.net().test(inFlight.front().second, &done, &size), 35,
+              format("test(irecv #%zu)", k));
+      if (done) {
+        size_t bad = pool.verify(k, k * kSize, kSize);
+        CONF_EXPECT(size == static_cast<int>(kSize) && bad == Buffer::kMismatch, 29,
+                    "after back-pressure, receive #%zu got %d B, first wrong byte %zu: a message "
+                    "was lost or "
+                    "reordered",
+                    k, size, bad);
+        inFlight.pop_front();
+        received++;
+      }
+    }
+    CONF_EXPECT(nowSeconds() < limit, 29, "%zu of %zu messages received after %.1f s", received,
+                total, c.waitLimit());
+  }
+}
+
+void optionalCompletion(Ctx& c) {
+  void* comm = c.link(0, 1, "connection");
+  for (int i = 0; i < 4; i++) {
+    if (c.rank() == 0) {
+      c.transfer(comm, 0, 1, 4096, 340 + i);
+      continue;
+    }
+    Buffer buf(4096);
+    void* mh = c.reg(comm, buf.data(), buf.size());
+    void* data = buf.data();
+    size_t cap = buf.size();
+    int tag = 0;
+    void* request = nullptr;
+    double limit = nowSeconds() + c.waitLimit();
+    while (request == nullptr) {
+      // NCCL pre-loads the hint on LL/LL128 receives (v9+).
+      request = reinterpret_cast<void*>(NCCL_NET_OPTIONAL_RECV_COMPLETION);
+      c.activity("irecv with *request = NCCL_NET_OPTIONAL_RECV_COMPLETION");
+      CONF_OK(c.net().irecv(comm, 1, &data, &cap, &tag, &mh, nullptr, &request), 29, "irecv(hint)");
+      CONF_EXPECT(
+          request != reinterpret_cast<void*>(NCCL_NET_OPTIONAL_RECV_COMPLETION), 29,
+          "irecv returned with *request still NCCL_NET_OPTIONAL_RECV_COMPLETION (0x1): it must "
+          "always write *request");
+      CONF_EXPECT(nowSeconds() < limit, 29, "irecv(hint) kept returning a NULL request");
+    }
+    int size = -1;
+    CONF_OK(c.wait(request, &size, "irecv posted with the hint", 34), 34,
+            "test(irecv posted with the hint)");
+    CONF_EXPECT(size == 4096 && buf.verify(340 + i) == Buffer::kMismatch, 34,
+                "the receive posted with the hint delivered %d B or wrong bytes", size);
+    c.dereg(comm, mh);
+  }
+}
+
+}  // namespace
+
+void addFlowScenarios(std::vector<Scenario>& out) {
+  out.push_back(
+      {"Flow", "InFlightLimits", 28, 2, 6, inFlightLimits,
+       "32 x maxRecvs isends and 32 grouped irecvs in flight, none refused, all delivered"});
+  out.push_back(
+      {"Flow", "NullRequestBackPressure", 29, 2, 6, backPressure,
+       "isends beyond the limit get NULL, never an error; retried, none lost or reordered"});
+  out.push_back({"Flow", "OptionalCompletionHint", 29, 2, 9, optionalCompletion,
+                 "irecv with *request preset to 0x1 overwrites it; the request completes"});
+}
+
+}  // namespace conformance

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: Apache-2.0
+// Grouped receives: tags route a send into a buffer of the oldest grouped
+// receive, each buffer with its own size, identical tags, and mixed n.
+#include <algorithm>
+#include <set>
+
+#include "scenario/registry.hpp"
+
+namespace conformance {
+
+namespace {
+
+// A message of a grouped scenario: its tag, size and seed.
+struct Message {
+  int tag;
+  size_t size;
+  uint64_t seed;
+};
+
+// Posted grouped receive, owning its buffers.
+struct Group {
+  std::vector<Buffer> bufs;
+  std::vector<void*> data, mrs;
+  std::vector<size_t> caps;
+  std::vector<int> tags;
+  void* request = nullptr;
+};
+
+void postGroup(Ctx& c, void* comm, Group& g, const std::vector<int>& tags,
+               const std::vector<size_t>& caps, const std::string& what) {
+  g.tags = tags;
+  g.caps = caps;
+  for (size_t i = 0; i < tags.size(); i++) {
+    g.bufs.emplace_back(caps[i]);
+    g.bufs.back().clear(0);
+  }
+  for (size_t i = 0; i < tags.size(); i++) {
+    g.data.push_back(g.bufs[i].data());
+    g.mrs.push_back(c.reg(comm, g.bufs[i].data(), caps[i]));
+  }
+  g.request = c.irecv(comm, static_cast<int>(tags.size()), g.data.data(), g.caps.data(),
+                      g.tags.data(), g.mrs.data(), what);
+}
+
+void sendAll(Ctx& c, void* comm, const std::vector<Message>& msgs) {
+  std::vector<Buffer> bufs;
+  std::vector<void*> mrs, reqs;
+  for (const Message& m : msgs) {
+    bufs.emplace_back(m.size);
+    bufs.back().fill(m.seed);
+    mrs.push_back(c.reg(comm, bufs.back().data(), m.size));
+    reqs.push_back(c.isend(comm, bufs.back().data(), m.size, m.tag, mrs.back(),
+                           format("%zu B, tag %d", m.size, m.tag)));
+  }
+  for (size_t i = 0; i < reqs.size(); i++) {
+    int size = 0;
+    CONF_OK(c.wait(reqs[i], &size, format("isend tag %d", msgs[i].tag)), 35,
+            format("test(isend tag %d)", msgs[i].tag));
+  }
+  for (void* mh : mrs) c.dereg(comm, mh);
+}
+
+// The message buffer i of `g` holds, or -1.
+int identify(Group& g, size_t i, int size, const std::vector<Message>& msgs) {
+  for (size_t k = 0; k < msgs.size(); k++) {
+    if (size == static_cast<int>(msgs[k].size) &&
+        g.bufs[i].verify(msgs[k].seed, 0, msgs[k].size) == Buffer::kMismatch) {
+      return static_cast<int>(k);
+    }
+  }
+  return -1;
+}
+
+int groupWidth(Ctx& c) {
+  int n = std::min(c.maxRecvs(), 8);
+  if (n < 2) skip("maxRecvs is %d: no grouped receives", c.maxRecvs());
+  return n;
+}
+
+void tagsRoute(Ctx& c) {
+  int n = groupWidth(c);
+  void* comm = c.link(0, 1, "connection");
+  std::vector<Message> msgs;  // first group's messages in reverse tag order, then the second's
+  for (int i = n - 1; i >= 0; i--)
+    msgs.push_back({100 + i, 200 + 10 * static_cast<size_t>(i), 1100ull + i});
+  for (int i = 0; i < n; i++)
+    msgs.push_back({100 + i, 300 + 10 * static_cast<size_t>(i), 2100ull + i});
+  if (c.rank() == 0) {
+    c.barrier("both grouped receives posted");
+    sendAll(c, comm, msgs);
+    return;
+  }
+  std::vector<int> tags;
+  for (int i = 0; i < n; i++) tags.push_back(100 + i);
+  Group older, newer;
+  postGroup(c, comm, older, tags, std::vector<size_t>(static_cast<size_t>(n), 4096), "older group");
+  postGroup(c, comm, newer, tags, std::vector<size_t>(static_cast<size_t>(n), 4096), "newer group");
+  c.barrier("both grouped receives posted");
+  for (int round = 0; round < 2; round++) {
+    Group& g = round == 0 ? older : newer;
+    std::vector<int> sizes(64, -1);
+    CONF_OK(
+        c.wait(g.request, sizes.data(), round == 0 ? "older grouped irecv" : "newer grouped irecv"),
+        35, "test(grouped irecv)");
+    for (int i = 0; i < n; i++) {
+      int k = identify(g, static_cast<size_t>(i), sizes[static_cast<size_t>(i)], msgs);
+      int want = round == 0 ? n - 1 - i : n + i;
+      if (k == want) continue;
+      if (k < 0) {
+        fail(30,
+             "buffer %d (tag %d) of the %s grouped receive holds %d B that match no message sent",
+             i, 100 + i, round == 0 ? "older" : "newer", sizes[static_cast<size_t>(i)]);
+      }
+      fail(30, "buffer %d (tag %d) of the %s grouped receive holds the message sent with tag %d %s",
+           i, 100 + i, round == 0 ? "older" : "newer", msgs[static_cast<size_t>(k)].tag,
+           (k < n) == (round == 0) ? "of the same group: tags were not used to route"
+                                   : "of the other group");
+    }
+  }
+}
+
+void perBufferSizes(Ctx& c) {
+  int n = std::min(c.maxRecvs(), 8);
+  void* comm = c.link(0, 1, "connection");
+  std::vector<Message> msgs;
+  std::vector<size_t> caps;
+  std::vector<int> tags;
+  for (int i = 0; i < n; i++) {
+    size_t cap = 1024 * static_cast<size_t>(i + 1);
+    size_t size = i == 0 ? 0 : (i == n - 1 ? cap : cap / 2 + static_cast<size_t>(i));
+    caps.push_back(cap);
+    tags.push_back(300 + i);
+    msgs.push_back({300 + i, size, 3000ull + i});
+  }
+  if (c.rank() == 0) {
+    c.barrier("grouped receive posted");
+    sendAll(c, comm, msgs);
+    return;
+  }
+  Group g;
+  postGroup(c, comm, g, tags, caps, format("%d buffers of different sizes", n));
+  c.barrier("grouped receive posted");
+  std::vector<int> sizes(64, -1);
+  CONF_OK(c.wait(g.request, sizes.data(), "grouped irecv"), 31, "test(grouped irecv)");
+  for (int i = 0; i < n; i++) {
+    size_t want = msgs[static_cast<size_t>(i)].size;
+    CONF_EXPECT(sizes[static_cast<size_t>(i)] == static_cast<int>(want), 31,
+                "test() reported sizes[%d] = %d for buffer %d (capacity %zu), which received %zu B",
+                i, sizes[static_cast<size_t>(i)], i, caps[static_cast<size_t>(i)], want);
+    size_t bad = g.bufs[static_cast<size_t>(i)].verify(msgs[static_cast<size_t>(i)].seed, 0, want);
+    CONF_EXPECT(bad == Buffer::kMismatch, 31, "byte %zu of buffer %d is wrong", bad, i);
+  }
+}
+
+void sameTag(Ctx& c) {
+  int n = groupWidth(c);
+  void* comm = c.link(0, 1, "connection");
+  std::vector<Message> msgs;
+  for (int i = 0; i < n; i++) msgs.push_back({7, 500 + 3 * static_cast<size_t>(i), 7000ull + i});
+  if (c.rank() == 0) {
+    c.barrier("grouped receive posted");
+    sendAll(c, comm, msgs);
+    return;
+  }
+  Group g;
+  postGroup(c, comm, g, std::vector<int>(static_cast<size_t>(n), 7),
+            std::vector<size_t>(static_cast<size_t>(n), 4096), "one tag for every buffer");
+  c.barrier("grouped receive posted");
+  std::vector<int> sizes(64, -1);
+  CONF_OK(c.wait(g.request, sizes.data(), "grouped irecv with one tag"), 35, "test(grouped irecv)");
+  std::set<int> seen;
+  for (int i = 0; i < n; i++) {
+    int k = identify(g, static_cast<size_t>(i), sizes[static_cast<size_t>(i)], msgs);
+    CONF_EXPECT(k >= 0 && seen.insert(k).second, 30,
+                "with one tag for all %d buffers, buffer %d holds %s", n, i,
+                k < 0 ? "no message sent" : "a message another buffer holds too");
+  }
+}
+
+void mixed(Ctx& c) {
+  int n = groupWidth(c);
+  void* comm = c.link(0, 1, "connection");
+  // Receives: n=1, n, n=1, n. Sends in posting order, grouped ones reversed.
+  std::vector<Message> msgs;
+  std::vector<std::vector<int>> groupTags;
+  uint64_t seed = 9000;
+  for (int round = 0; round < 2; round++) {
+    msgs.push_back({9, 64, seed++});
+    groupTags.push_back({9});
+    std::vector<int> tags;
+    for (int i = 0; i < n; i++) tags.push_back(400 + i);
+    for (int i = n - 1; i >= 0; i--)
+      msgs.push_back({400 + i, 128 + static_cast<size_t>(i), seed++});
+    groupTags.push_back(tags);
+  }
+  if (c.rank() == 0) {
+    c.barrier("receives posted");
+    sendAll(c, comm, msgs);
+    return;
+  }
+  std::vector<Group> groups(groupTags.size());
+  for (size_t g = 0; g < groups.size(); g++) {
+    postGroup(c, comm, groups[g], groupTags[g], std::vector<size_t>(groupTags[g].size(), 1024),
+              format("receive #%zu (n=%zu)", g, groupTags[g].size()));
+  }
+  c.barrier("receives posted");
+  for (size_t g = 0; g < groups.size(); g++) {
+    std::vector<int> sizes(64, -1);
+    CONF_OK(c.wait(groups[g].request, sizes.data(), format("receive #%zu", g)), 35,
+            "test(grouped irecv)");
+    for (size_t i = 0; i < groupTags[g].size(); i++) {
+      int k = identify(groups[g], i, sizes[i], msgs);
+      bool right = k >= 0 && msgs[static_cast<size_t>(k)].tag == groupTags[g][i];
+      // Which receive a message belongs to follows from posting order.
+      size_t first = 0;
+      for (size_t h = 0; h < g; h++) first += groupTags[h].size();
+      right = right && static_cast<size_t>(k) >= first &&
+              static_cast<size_t>(k) < first + groupTags[g].size();
+      CONF_EXPECT(
+          right, 30, "receive #%zu (n=%zu), buffer %zu (tag %d) holds %s", g, groupTags[g].size(),
+          i, groupTags[g][i],
+          k < 0 ? "no message sent"
+                : format("message #%d (tag %d)", k, msgs[static_cast<size_t>(k)].tag).c_str());
+    }
+  }
+}
+
+}  // namespace
+
+void addGroupedScenarios(std::vector<Scenario>& out) {
+  out.push_back(
+      {"Grouped", "TagsRouteIntoOldestReceive", 30, 2, 6, tagsRoute,
+       "two grouped receives; sends in reverse tag order land by tag in the older one first"});
+  out.push_back({"Grouped", "PerBufferSizes", 31, 2, 6, perBufferSizes,
+                 "maxRecvs buffers of different capacities: one request, sizes[i] per buffer"});
+  out.push_back({"Grouped", "SameTagInEveryBuffer", 30, 2, 6, sameTag,
+                 "one tag for all buffers: each buffer gets exactly one message"});
+  out.push_back({"Grouped", "MixedGroupSizes", 30, 2, 6, mixed,
+                 "receives of n=1 and n=maxRecvs alternate; messages follow posting order"});
+}
+
+}  // namespace conformance

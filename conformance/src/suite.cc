@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+// Scenario tests registered at run time (the catalogue and the versions are
+// only known once the plugin is probed).
+#include "suite.hpp"
+
+#include <gtest/gtest.h>
+
+#include "scenario/registry.hpp"
+
+namespace conformance {
+
+namespace {
+
+class ScenarioTest : public testing::Test {
+ public:
+  ScenarioTest(Suite* suite, const Scenario* scenario, int version)
+      : suite_(suite), scenario_(scenario), version_(version) {}
+
+  void TestBody() override {
+    TestResult r;
+    r.scenario = scenario_->fullName();
+    r.test = "v" + std::to_string(version_) + "/" + r.scenario;
+    r.version = version_;
+    r.rule = scenario_->rule;
+    r.rerun =
+        suite_->rerun + " --abi v" + std::to_string(version_) + " --gtest_filter='" + r.test + "'";
+    const Profile& profile = suite_->config->profile;
+    if (auto why = profile.exclusionFor(r.scenario)) {
+      r.verdict = Verdict::Excluded;
+      r.reason = "excluded by " + profile.path + ": " + *why;
+    } else if (version_ < scenario_->minVersion) {
+      r.verdict = Verdict::NotRun;
+      r.reason = "applies from ABI v" + std::to_string(scenario_->minVersion) +
+                 " on; this run is v" + std::to_string(version_);
+    } else {
+      RunRequest request{r.scenario, version_, scenario_->ranks,
+                         scaledDeadline(*suite_->config, r.scenario), ruleLabel(scenario_->rule)};
+      Outcome outcome = suite_->coordinator->run(request);
+      r.verdict = outcome.verdict;
+      r.reason = outcome.reason;
+      r.notes = outcome.notes;
+      r.seconds = outcome.seconds;
+    }
+    suite_->report->results.push_back(r);
+    RecordProperty("rule", ruleLabel(r.rule));
+    RecordProperty("verdict", verdictName(r.verdict));
+    if (!r.reason.empty()) RecordProperty("reason", r.reason);
+    switch (r.verdict) {
+      case Verdict::Pass: break;
+      case Verdict::Fail: ADD_FAILURE() << r.reason << "\n  rerun: " << r.rerun; break;
+      case Verdict::NotRun:
+        if (suite_->report->strict) {
+          ADD_FAILURE() << "not run, which --strict counts as a failure: " << r.reason;
+        } else {
+          GTEST_SKIP() << r.reason;
+        }
+        break;
+      case Verdict::Excluded: GTEST_SKIP() << r.reason; break;
+    }
+  }
+
+ private:
+  Suite* suite_;
+  const Scenario* scenario_;
+  int version_;
+};
+
+}  // namespace
+
+int registerSuite(Suite* suite, const std::vector<int>& versions) {
+  int count = 0;
+  for (int version : versions) {
+    for (const Scenario& s : catalogue()) {
+      if (!suite->config->profile.includes(s.fullName())) continue;
+      std::string suiteName = "v" + std::to_string(version) + "/" + s.area;
+      const Scenario* scenario = &s;
+      testing::RegisterTest(
+          suiteName.c_str(), s.name, nullptr, nullptr, __FILE__, __LINE__,
+          [=]() -> testing::Test* { return new ScenarioTest(suite, scenario, version); });
+      count++;
+    }
+  }
+  return count;
+}
+
+}  // namespace conformance

@@ -1,0 +1,70 @@
+# SPDX-License-Identifier: Apache-2.0
+# Runs ncclnet-conformance and checks its JSON report (cmake -P, so the
+# check needs nothing but CMake).
+#   -DBIN=<ncclnet-conformance> -DPLUGIN=<path> -DJSON=<report> -DARGS="a;b"
+#   -DEXPECT=pass                          every scenario passes (exit 0)
+#   -DEXPECT=fail -DSCENARIO=<Area.Name> -DRULE=<text>
+#                                          the run fails, that scenario fails,
+#                                          and its reason names the rule
+#   -DEXPECT=reject -DRULE=<text>          the run is refused (exit 2) with
+#                                          <text> on stderr (malformed profile)
+file(REMOVE ${JSON})
+execute_process(COMMAND ${BIN} --plugin ${PLUGIN} --json ${JSON} ${ARGS}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("${out}")
+
+if(EXPECT STREQUAL "reject")
+  if(NOT rc EQUAL 2)
+    message(FATAL_ERROR "expected the run to be refused (exit 2), got ${rc}: ${err}")
+  endif()
+  string(FIND "${err}" "${RULE}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "expected '${RULE}' in the refusal, got: ${err}")
+  endif()
+  message("refused as expected: ${err}")
+  return()
+endif()
+
+if(NOT EXISTS ${JSON})
+  message(FATAL_ERROR "no JSON report (exit ${rc}): ${err}")
+endif()
+file(READ ${JSON} report)
+string(JSON result GET "${report}" result)
+string(JSON count LENGTH "${report}" scenarios)
+
+if(EXPECT STREQUAL "pass")
+  if(NOT rc EQUAL 0 OR NOT result STREQUAL "pass")
+    message(FATAL_ERROR "expected a passing run, got exit ${rc}, result ${result}")
+  endif()
+  if(count EQUAL 0)
+    message(FATAL_ERROR "the report lists no scenario")
+  endif()
+  return()
+endif()
+
+if(rc EQUAL 0 OR NOT result STREQUAL "fail")
+  message(FATAL_ERROR "expected a failing run (non-zero exit), got exit ${rc}, result ${result}")
+endif()
+math(EXPR last "${count} - 1")
+set(found FALSE)
+foreach(i RANGE ${last})
+  string(JSON scenario GET "${report}" scenarios ${i} scenario)
+  if(NOT scenario STREQUAL SCENARIO)
+    continue()
+  endif()
+  set(found TRUE)
+  string(JSON verdict GET "${report}" scenarios ${i} verdict)
+  string(JSON reason GET "${report}" scenarios ${i} reason)
+  string(JSON test GET "${report}" scenarios ${i} test)
+  if(NOT verdict STREQUAL "fail")
+    message(FATAL_ERROR "${test}: expected fail, got ${verdict} (${reason})")
+  endif()
+  string(FIND "${reason}" "${RULE}" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "${test} failed, but its reason does not name '${RULE}': ${reason}")
+  endif()
+  message("${test} failed as expected: ${reason}")
+endforeach()
+if(NOT found)
+  message(FATAL_ERROR "the report has no scenario ${SCENARIO}")
+endif()

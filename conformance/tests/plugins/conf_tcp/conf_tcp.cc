@@ -1,0 +1,368 @@
+// SPDX-License-Identifier: Apache-2.0
+// conf-tcp: a small, correct TCP-over-loopback net plugin the conformance
+// suite is developed and tested with, built with the SDK's export macro.
+// Two devices on 127.0.0.1, grouped receives up to 8, every rule honoured;
+// each CONF_TCP_DEFECT_* build breaks exactly one on purpose.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ncclnet/plugin.hpp"
+#include "tcp_comm.hpp"
+
+#ifndef CONF_TCP_NAME
+#define CONF_TCP_NAME "conf-tcp"
+#endif
+
+namespace conftcp {
+namespace {
+
+constexpr uint64_t kHandleMagic = 0x636f6e667463701ull;
+constexpr int kDevices = 2;
+constexpr uint64_t kMrMagic = 0x6d72636f6e66ull;
+
+// Lives in NCCL's 128-byte handle; connect keeps its progress in it, since
+// NCCL passes the same buffer on every retry.
+struct Handle {
+  uint64_t magic;
+  uint32_t addr;  // network order
+  uint16_t port;
+  uint16_t pad;
+  uint64_t connectId;  // nonzero: a connect in progress
+};
+static_assert(sizeof(Handle) <= NCCL_NET_HANDLE_MAXSIZE, "the handle must fit NCCL's buffer");
+
+struct Mr {
+  uint64_t magic;
+  const char* base;
+  size_t size;
+};
+
+struct Listen {
+  explicit Listen(int socket) : fd(socket) {}
+  ~Listen() { close(fd); }
+  Listen(const Listen&) = delete;
+  Listen& operator=(const Listen&) = delete;
+  int fd;
+};
+
+void tune(int fd) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+class ConfTcp {
+ public:
+  static constexpr const char* kName = CONF_TCP_NAME;
+
+  static ncclResult_t create(const ncclnet::InitArgs& args, std::unique_ptr<ConfTcp>* out) {
+    *out = std::make_unique<ConfTcp>(args.logger);
+    return ncclSuccess;
+  }
+  explicit ConfTcp(ncclnet::Logger log) : log_(log) {}
+
+  ncclResult_t devices(int* ndev) {
+    *ndev = kDevices;
+    return ncclSuccess;
+  }
+
+  ncclResult_t getProperties(int dev, ncclNetProperties_v12_t* props) {
+    if (dev < 0 || dev >= kDevices) return bad("getProperties", "no such device");
+#ifdef CONF_TCP_DEFECT_DUPLICATE_NAMES
+    props->name = names_[0];  // defect: every device has the same name
+#else
+    props->name = names_[dev];
+#endif
+    props->pciPath = nullptr;
+    props->guid = 0xc0f0 + static_cast<uint64_t>(dev);
+    props->ptrSupport = NCCL_PTR_HOST;
+#ifdef CONF_TCP_DEFECT_BAD_PROPERTY
+    props->ptrSupport = NCCL_PTR_HOST | NCCL_PTR_DMABUF;  // defect: DMA-BUF without regMrDmaBuf
+#endif
+    props->regIsGlobal = 1;  // regMr is a table insert: re-registration is free
+    props->forceFlush = 0;
+    props->speed = 10000;
+    props->port = 1;
+    props->latency = 0;
+    props->maxComms = 65536;
+    props->maxRecvs = kMaxRecvs;
+    props->netDeviceType = NCCL_NET_DEVICE_HOST;
+    props->netDeviceVersion = NCCL_NET_DEVICE_INVALID_VERSION;
+    props->vProps.ndevs = 1;
+    props->vProps.devs[0] = dev;
+    props->maxP2pBytes = NCCL_MAX_NET_SIZE_BYTES;
+    props->maxCollBytes = NCCL_MAX_NET_SIZE_BYTES;
+    props->maxMultiRequestSize = 1;
+    props->railId = NCCL_NET_ID_UNDEF;
+    props->planeId = NCCL_NET_ID_UNDEF;
+    return ncclSuccess;
+  }
+
+  ncclResult_t listen(const ncclnet::CommContext&, int dev, void* handle, void** listenComm) {
+    if (dev < 0 || dev >= kDevices || handle == nullptr)
+      return bad("listen", "bad device or handle");
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
+        ::listen(fd, 128) != 0 || getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      if (fd >= 0) close(fd);
+      return sys("listen");
+    }
+    Handle h{kHandleMagic, addr.sin_addr.s_addr, addr.sin_port, 0, 0};
+    std::memset(handle, 0, NCCL_NET_HANDLE_MAXSIZE);
+    std::memcpy(handle, &h, sizeof(h));
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto l = std::make_unique<Listen>(fd);
+    *listenComm = l.get();
+    listens_.emplace(l.get(), std::move(l));
+    return ncclSuccess;
+  }
+
+  ncclResult_t connect(const ncclnet::CommContext&, int, void* handle, void** sendComm,
+                       ncclNetDeviceHandle_v12_t**) {
+    Handle h;
+    std::memcpy(&h, handle, sizeof(h));
+    if (h.magic != kHandleMagic) return bad("connect", "not a conf-tcp handle");
+    *sendComm = nullptr;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (h.connectId == 0) {
+      int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (fd < 0) return sys("connect");
+      tune(fd);
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_addr.s_addr = h.addr;
+      addr.sin_port = h.port;
+#ifdef CONF_TCP_DEFECT_BLOCKS_IN_CONNECT
+      // Defect: wait until the peer has accepted (it sends one byte then).
+      fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+      char ack;
+      if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+          read(fd, &ack, 1) != 1) {
+        close(fd);
+        return sys("connect");
+      }
+      tune(fd);
+#else
+      if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 &&
+          errno != EINPROGRESS) {
+        close(fd);
+        return sys("connect");
+      }
+#endif
+      h.connectId = ++nextConnectId_;
+      connecting_[h.connectId] = fd;
+      std::memcpy(handle, &h, sizeof(h));
+      return ncclSuccess;  // NCCL calls again with the same handle
+    }
+    auto it = connecting_.find(h.connectId);
+    if (it == connecting_.end()) return bad("connect", "unknown connection in progress");
+    pollfd p{it->second, POLLOUT, 0};
+    if (poll(&p, 1, 0) == 0) return ncclSuccess;
+    int error = 0;
+    socklen_t len = sizeof(error);
+    getsockopt(it->second, SOL_SOCKET, SO_ERROR, &error, &len);
+    if (error != 0) {
+      close(it->second);
+      connecting_.erase(it);
+      errno = error;
+      return sys("connect");
+    }
+    auto comm = std::make_unique<SendComm>(it->second);
+    connecting_.erase(it);
+    *sendComm = comm.get();
+    sends_.emplace(comm.get(), std::move(comm));
+    return ncclSuccess;
+  }
+
+  ncclResult_t accept(void* listenComm, void** recvComm, ncclNetDeviceHandle_v12_t**) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = listens_.find(listenComm);
+    if (it == listens_.end()) return bad("accept", "unknown listenComm");
+    *recvComm = nullptr;
+    int fd = accept4(it->second->fd, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) return errno == EAGAIN || errno == EWOULDBLOCK ? ncclSuccess : sys("accept");
+    tune(fd);
+#ifdef CONF_TCP_DEFECT_BLOCKS_IN_CONNECT
+    char ack = 1;
+    if (write(fd, &ack, 1) != 1) return sys("accept");
+#endif
+    auto comm = std::make_unique<RecvComm>(fd);
+    *recvComm = comm.get();
+    recvs_.emplace(comm.get(), std::move(comm));
+    return ncclSuccess;
+  }
+
+  ncclResult_t regMr(void* comm, void* data, size_t size, int type, void** mhandle) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (type != NCCL_PTR_HOST) return bad("regMr", "only host memory");
+    if (!sends_.count(comm) && !recvs_.count(comm)) return bad("regMr", "unknown comm");
+    auto mr = std::make_unique<Mr>(Mr{kMrMagic, static_cast<const char*>(data), size});
+    *mhandle = mr.get();
+    mrs_.emplace(mr.get(), std::move(mr));
+    return ncclSuccess;
+  }
+
+  ncclResult_t deregMr(void*, void* mhandle) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return mrs_.erase(mhandle) ? ncclSuccess : bad("deregMr", "not an mhandle of regMr");
+  }
+
+  ncclResult_t isend(void* sendComm, void* data, size_t size, int tag, void* mhandle, void*,
+                     void** request) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = sends_.find(sendComm);
+    if (it == sends_.end()) return bad("isend", "unknown sendComm");
+    if (!covers(mhandle, data, size)) return bad("isend", "buffer outside its registration");
+    Request* r = it->second->pool().acquire();
+    *request = r;  // NULL: every request is in flight, NCCL retries later
+    if (r == nullptr) return ncclSuccess;
+    r->owner = it->second.get();
+    r->isSend = true;
+    r->n = 1;
+    r->data = static_cast<const char*>(data);
+    r->size = size;
+    r->tag = tag;
+    it->second->post(r);
+    return ncclSuccess;
+  }
+
+  ncclResult_t irecv(void* recvComm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
+                     void**, void** request) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = recvs_.find(recvComm);
+    if (it == recvs_.end()) return bad("irecv", "unknown recvComm");
+    if (n < 1 || n > kMaxRecvs) return bad("irecv", "n outside 1..maxRecvs");
+    for (int i = 0; i < n; i++) {
+      if (!covers(mhandles[i], data[i], sizes[i]))
+        return bad("irecv", "buffer outside its registration");
+    }
+#ifdef CONF_TCP_DEFECT_LEAVES_SENTINEL
+    bool hinted = *request == reinterpret_cast<void*>(NCCL_NET_OPTIONAL_RECV_COMPLETION);
+#endif
+    Request* r = it->second->pool().acquire();
+    *request = r;
+#ifdef CONF_TCP_DEFECT_LEAVES_SENTINEL
+    if (hinted) *request = reinterpret_cast<void*>(NCCL_NET_OPTIONAL_RECV_COMPLETION);  // defect
+#endif
+    if (r == nullptr) return ncclSuccess;
+    r->owner = it->second.get();
+    r->n = n;
+    for (int i = 0; i < n; i++) {
+      r->bufs[i] = static_cast<char*>(data[i]);
+      r->caps[i] = sizes[i];
+      r->tags[i] = tags[i];
+    }
+    it->second->post(r);
+    return ncclSuccess;
+  }
+
+  ncclResult_t iflush(void*, int, void**, int*, void**, void** request) {
+    *request = nullptr;  // host memory is coherent: nothing to flush
+    return ncclSuccess;
+  }
+
+  ncclResult_t test(void* request, int* done, int* sizes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Request* r = findRequest(request);
+    if (r == nullptr) return bad("test", "not a request in flight");
+    if (r->isSend)
+      static_cast<SendComm*>(r->owner)->progress();
+    else
+      static_cast<RecvComm*>(r->owner)->progress();
+    *done = r->done;
+#ifdef CONF_TCP_DEFECT_NEVER_COMPLETES
+    if (!r->isSend) *done = 0;  // defect: receives never report completion
+#endif
+    if (!*done) return ncclSuccess;
+    ncclResult_t error = r->error;
+    if (sizes != nullptr) {
+      for (int i = 0; i < r->n; i++) sizes[i] = r->sizes[i];
+    }
+    if (r->isSend)
+      static_cast<SendComm*>(r->owner)->pool().release(r);
+    else
+      static_cast<RecvComm*>(r->owner)->pool().release(r);
+    if (error != ncclSuccess)
+      NCCLNET_WARN(log_, "test: request failed (%d): peer gone, truncation or tag", error);
+    return error;
+  }
+
+  ncclResult_t irecvConsumed(void* recvComm, int, void*) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return recvs_.count(recvComm) ? ncclSuccess : bad("irecvConsumed", "unknown recvComm");
+  }
+
+  ncclResult_t closeSend(void* comm) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return sends_.erase(comm) ? ncclSuccess : bad("closeSend", "unknown sendComm");
+  }
+  ncclResult_t closeRecv(void* comm) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return recvs_.erase(comm) ? ncclSuccess : bad("closeRecv", "unknown recvComm");
+  }
+  ncclResult_t closeListen(void* comm) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return listens_.erase(comm) ? ncclSuccess : bad("closeListen", "unknown listenComm");
+  }
+
+  ~ConfTcp() {
+    for (auto& entry : connecting_) close(entry.second);
+  }
+
+ private:
+  ncclResult_t bad(const char* fn, const char* why) {
+    NCCLNET_WARN(log_, "%s: %s", fn, why);
+    return ncclInternalError;
+  }
+  ncclResult_t sys(const char* fn) {
+    NCCLNET_WARN(log_, "%s: %s", fn, std::strerror(errno));
+    return ncclSystemError;
+  }
+  bool covers(void* mhandle, void* data, size_t size) {
+    auto it = mrs_.find(mhandle);
+    if (it == mrs_.end() || it->second->magic != kMrMagic) return false;
+    const char* p = static_cast<const char*>(data);
+    return size == 0 || (p >= it->second->base && p + size <= it->second->base + it->second->size);
+  }
+  Request* findRequest(void* request) {
+    for (auto& entry : sends_) {
+      if (Request* r = entry.second->pool().find(request)) return r;
+    }
+    for (auto& entry : recvs_) {
+      if (Request* r = entry.second->pool().find(request)) return r;
+    }
+    return nullptr;
+  }
+
+  ncclnet::Logger log_;
+  std::mutex mutex_;
+  char names_[kDevices][16] = {"conf-tcp0", "conf-tcp1"};
+  uint64_t nextConnectId_ = 0;
+  std::unordered_map<uint64_t, int> connecting_;
+  std::unordered_map<void*, std::unique_ptr<Listen>> listens_;
+  std::unordered_map<void*, std::unique_ptr<SendComm>> sends_;
+  std::unordered_map<void*, std::unique_ptr<RecvComm>> recvs_;
+  std::unordered_map<void*, std::unique_ptr<Mr>> mrs_;
+};
+
+}  // namespace
+}  // namespace conftcp
+
+NCCLNET_EXPORT_PLUGIN(conftcp::ConfTcp)

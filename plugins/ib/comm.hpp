@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: Apache-2.0
+// sdk-ib: send and receive comms and NCCL's receiver-driven protocol.
+//
+//   receiver irecv(n buffers): posts one receive per QP, fills n
+//     clear-to-send entries (address, size, rkey, tag, sequence) and RDMA
+//     WRITEs them into the sender's CTS FIFO slot (sequence % 32).
+//   sender isend: reads its FIFO slot; once every one of the slot's n sends
+//     is posted, RDMA WRITEs each payload (split across the QPs), writes the
+//     n sender sizes into the receiver's sizes array (QP 0, inline), and ends
+//     every QP with a 0-byte WRITE_WITH_IMM carrying the sequence.
+//   the receive completes when every QP's WRITE_WITH_IMM has consumed its
+//     receive; the sizes it reports are the sender's. A sender size above
+//     the posted size is truncation: no payload is written, both sides
+//     report ncclInvalidUsage.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "endpoint.hpp"
+#include "ncclnet/abi/net.h"
+#include "ncclnet/log.hpp"
+#include "ncclnet/request_pool.hpp"
+
+namespace sdkib {
+
+constexpr int kMaxRecvs = 8;
+constexpr int kSlots = NCCL_NET_MAX_REQUESTS;
+constexpr uint32_t kSplitAlign = 128;  // never tear an LL128 line across QPs
+
+// One clear-to-send entry. `idx` is last: the FIFO write places it last, so
+// a sender that sees the expected idx sees the whole entry.
+struct CtsEntry {
+  uint64_t addr;
+  uint64_t size;
+  uint32_t rkey;
+  uint32_t nreqs;
+  int32_t tag;
+  uint32_t reserved;
+  uint64_t idx;  // fifo sequence + 1; 0 never matches
+};
+static_assert(sizeof(CtsEntry) == 40, "CTS entries are written by RDMA: fixed layout");
+
+// What regMr returns.
+struct MrHandle {
+  Hca* hca;
+  ibv_mr* mr;
+  bool covers(const void* data, size_t size) const {
+    auto p = reinterpret_cast<uintptr_t>(data);
+    auto base = reinterpret_cast<uintptr_t>(mr->addr);
+    return size == 0 || (p >= base && p - base <= mr->length && size <= mr->length - (p - base));
+  }
+};
+
+struct Request {
+  bool isSend = false;
+  bool done = false;
+  int n = 0;
+  uint64_t seq = 0;
+  size_t capacity[kMaxRecvs] = {};  // receive: posted sizes
+  size_t size = 0;                  // send: bytes
+  int tag = 0;
+  int sizes[kMaxRecvs] = {};
+  ncclResult_t error = ncclSuccess;
+  std::string errorText;
+};
+
+// Maps live request pointers to the comm that owns them, so test() can
+// validate any pointer NCCL hands back.
+class RequestIndex {
+ public:
+  void add(void* request, void* comm) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    owners_[request] = comm;
+  }
+  void remove(void* request) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    owners_.erase(request);
+  }
+  void* ownerOf(void* request) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = owners_.find(request);
+    return it == owners_.end() ? nullptr : it->second;
+  }
+  void removeOwner(void* comm) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto it = owners_.begin(); it != owners_.end();) {
+      it = it->second == comm ? owners_.erase(it) : std::next(it);
+    }
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::unordered_map<void*, void*> owners_;
+};
+
+// A registered, page-aligned block the transport itself owns.
+class LocalBuffer {
+ public:
+  LocalBuffer(Hca& hca, size_t size);
+  ~LocalBuffer();
+  LocalBuffer(const LocalBuffer&) = delete;
+  LocalBuffer& operator=(const LocalBuffer&) = delete;
+  bool ok() const { return mr_ != nullptr; }
+  void* data() const { return data_; }
+  ibv_mr* mr() const { return mr_; }
+
+ private:
+  Hca& hca_;
+  void* data_ = nullptr;
+  ibv_mr* mr_ = nullptr;
+};
+
+// Shared by both comm kinds: the transport, the first error, and logging.
+class CommBase {
+ public:
+  CommBase(const IbvApi& api, const Port& port, ncclnet::Logger log, RequestIndex& index)
+      : ep(api, port), log_(log), index_(index) {}
+  virtual ~CommBase() { index_.removeOwner(this); }
+
+  Endpoint ep;
+  std::string peer;  // the handshake address, for messages
+
+ protected:
+  // Turns a failed completion into the comm's error: WARN with the status
+  // string and a hint, ncclRemoteError for what the peer reported,
+  // ncclSystemError for local failures.
+  ncclResult_t completionError(const ibv_wc& wc);
+  // Drains the CQ, calling onSuccess for each good completion.
+  template <class F>
+  ncclResult_t drain(F&& onSuccess);
+
+  ncclnet::Logger log_;
+  RequestIndex& index_;
+  ncclResult_t failed_ = ncclSuccess;
+};
+
+class SendComm : public CommBase {
+ public:
+  SendComm(const IbvApi& api, const Port& port, ncclnet::Logger log, RequestIndex& index);
+  bool setup(const Config& config, std::string* why);  // QPs, FIFO
+  void describe(const Config& config, ConnInfo* info) const;
+  void setRemote(const ConnInfo& remote) {
+    remoteSizes_ = remote.addr;
+    remoteSizesRkey_ = remote.rkey;
+  }
+
+  ncclResult_t isend(void* data, size_t size, int tag, MrHandle* mh, void** request);
+  ncclResult_t test(Request* r, int* done, int* sizes);
+
+ private:
+  struct InFlight {
+    Request* reqs[kMaxRecvs] = {};
+    int nreqs = 0;
+    int pending = 0;  // QPs whose WRITE_WITH_IMM has not completed
+  };
+  struct Pending {  // sends of the current slot, until all n are posted
+    Request* reqs[kMaxRecvs] = {};
+    const void* data[kMaxRecvs] = {};
+    uint32_t lkey[kMaxRecvs] = {};
+    int posted = 0;
+  };
+  const CtsEntry* slot(uint64_t seq) const;
+  ncclResult_t postSlot(const CtsEntry* entries, int nreqs);
+
+  std::unique_ptr<LocalBuffer> fifo_;
+  uint64_t remoteSizes_ = 0;
+  uint32_t remoteSizesRkey_ = 0;
+  uint64_t head_ = 0;
+  Pending pending_;
+  InFlight inflight_[kSlots];
+  int64_t sizesRecord_[kMaxRecvs] = {};
+  ncclnet::RequestPool<Request> pool_{static_cast<size_t>(kSlots * kMaxRecvs)};
+};
+
+class RecvComm : public CommBase {
+ public:
+  RecvComm(const IbvApi& api, const Port& port, ncclnet::Logger log, RequestIndex& index);
+  bool setup(const Config& config, std::string* why);  // QPs, CTS staging, sizes
+  void describe(const Config& config, ConnInfo* info) const;
+  void setRemote(const ConnInfo& remote) {
+    remoteFifo_ = remote.addr;
+    remoteFifoRkey_ = remote.rkey;
+  }
+
+  ncclResult_t irecv(int n, void** data, size_t* sizes, int* tags, MrHandle** mhandles,
+                     void** request);
+  ncclResult_t test(Request* r, int* done, int* sizes);
+
+ private:
+  void finish(Request* r, int slot);
+
+  std::unique_ptr<LocalBuffer> staging_;  // CTS entries, the source of the FIFO writes
+  std::unique_ptr<LocalBuffer> sizes_;    // int64 [kSlots][kMaxRecvs], written by the sender
+  uint64_t remoteFifo_ = 0;
+  uint32_t remoteFifoRkey_ = 0;
+  uint64_t head_ = 0;
+  Request* slots_[kSlots] = {};
+  int pending_[kSlots] = {};
+  ncclnet::RequestPool<Request> pool_{static_cast<size_t>(kSlots)};
+};
+
+}  // namespace sdkib
+
+namespace sdkib {
+
+template <class F>
+ncclResult_t CommBase::drain(F&& onSuccess) {
+  constexpr int kBatch = 16;
+  ibv_wc wcs[kBatch];
+  while (failed_ == ncclSuccess) {
+    int n = IbvApi::pollCq(ep.cq(), kBatch, wcs);
+    if (n < 0) {
+      NCCLNET_WARN(log_, "ibv_poll_cq failed (%d) on the connection to %s", n, peer.c_str());
+      failed_ = ncclSystemError;
+      break;
+    }
+    for (int i = 0; i < n; i++) {
+      if (wcs[i].status != IBV_WC_SUCCESS) {
+        // The first failure explains; the flushes that follow do not.
+        if (failed_ == ncclSuccess) failed_ = completionError(wcs[i]);
+        continue;
+      }
+      onSuccess(wcs[i]);
+    }
+    if (n < kBatch) break;
+  }
+  return failed_;
+}
+
+}  // namespace sdkib

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+// sdk-ib: reading the knobs.
+#include "config.hpp"
+
+#include <sys/socket.h>
+
+namespace sdkib {
+
+int mtuEnumFrom(int64_t value) {
+  switch (value) {
+    case 0: return 0;
+    case 1:
+    case 256: return 1;
+    case 2:
+    case 512: return 2;
+    case 3:
+    case 1024: return 3;
+    case 4:
+    case 2048: return 4;
+    case 5:
+    case 4096: return 5;
+    default: return -1;
+  }
+}
+
+ncclResult_t Config::read(ncclnet::ParamTable& p, Config* c) {
+  ncclResult_t res;
+  int64_t v = 0;
+#define SDKIB_INT(name, def, help, field, lo, hi) \
+  res = p.readInt(name, def, help, &v, lo, hi);   \
+  if (res != ncclSuccess) return res;             \
+  c->field = static_cast<int>(v);
+
+  p.readString("NCCL_IBVERBS_LIB", "libibverbs.so.1",
+               "verbs library to dlopen (a path, or a name the loader searches)", &c->verbsLib);
+  p.readString("NCCL_IB_HCA", "",
+               "HCAs/ports to use: [^][=]name[:port],... (^ excludes, = matches exactly)", &c->hca);
+  SDKIB_INT("NCCL_IB_GID_INDEX", -1, "GID index for RoCE (-1: pick by family and version)",
+            gidIndex, -1, 1023);
+  std::string family;
+  res = p.readChoice("NCCL_IB_ADDR_FAMILY", "AF_INET", {"AF_INET", "AF_INET6"},
+                     "address family of the RoCE GID to pick", &family);
+  if (res != ncclSuccess) return res;
+  c->addrFamily = family == "AF_INET" ? AF_INET : AF_INET6;
+  SDKIB_INT("NCCL_IB_ROCE_VERSION_NUM", 2, "RoCE version of the GID to pick", roceVersion, 1, 2);
+  SDKIB_INT("NCCL_IB_QPS_PER_CONNECTION", 1, "RC QPs per connection; messages split across them",
+            qpsPerConnection, 1, 16);
+  SDKIB_INT("NCCL_IB_TIMEOUT", 20, "QP local ACK timeout exponent (4.096us * 2^n)", timeout, 1, 31);
+  SDKIB_INT("NCCL_IB_RETRY_CNT", 7, "QP transport retry count", retryCnt, 0, 7);
+  SDKIB_INT("NCCL_IB_SL", -1, "service level (-1: the communicator's traffic class, else 0)", sl,
+            -1, 15);
+  SDKIB_INT("NCCL_IB_TC", -1, "traffic class (-1: the communicator's traffic class, else 0)", tc,
+            -1, 255);
+  res = p.readInt("NCCL_IB_MTU", 0, "path MTU: 256..4096 bytes or enum 1..5 (0: port's active)", &v,
+                  0, 4096);
+  if (res != ncclSuccess) return res;
+  c->mtu = mtuEnumFrom(v);
+  if (c->mtu < 0) return ncclInvalidUsage;
+  p.readString("NCCL_SOCKET_IFNAME", "",
+               "interfaces for the connection handshake: [^]prefix,... (default: first up, "
+               "non-loopback IPv4)",
+               &c->socketIfname);
+  res = p.readInt("NCCL_IB_CONNECT_TIMEOUT_MS", 60000,
+                  "how long connect/accept may wait for the peer's handshake", &v, 100, 3600000);
+  if (res != ncclSuccess) return res;
+  c->connectTimeoutMs = v;
+#undef SDKIB_INT
+  return ncclSuccess;
+}
+
+}  // namespace sdkib

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+// sdk-ib: every knob the plugin reads, declared once with its default and
+// help text (ncclnet-info --params lists them). Names and meanings follow
+// NCCL's internal IB transport where one exists.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ncclnet/params.hpp"
+
+namespace sdkib {
+
+struct Config {
+  std::string verbsLib;              // NCCL_IBVERBS_LIB
+  std::string hca;                   // NCCL_IB_HCA
+  int gidIndex = -1;                 // NCCL_IB_GID_INDEX (-1: choose)
+  int addrFamily = 0;                // NCCL_IB_ADDR_FAMILY as AF_INET / AF_INET6
+  int roceVersion = 2;               // NCCL_IB_ROCE_VERSION_NUM
+  int qpsPerConnection = 1;          // NCCL_IB_QPS_PER_CONNECTION
+  int timeout = 20;                  // NCCL_IB_TIMEOUT
+  int retryCnt = 7;                  // NCCL_IB_RETRY_CNT
+  int sl = -1;                       // NCCL_IB_SL (-1: the traffic class, else 0)
+  int tc = -1;                       // NCCL_IB_TC (-1: the traffic class, else 0)
+  int mtu = 0;                       // NCCL_IB_MTU as enum ibv_mtu (0: the port's active MTU)
+  std::string socketIfname;          // NCCL_SOCKET_IFNAME: where the handshake listens
+  int64_t connectTimeoutMs = 60000;  // NCCL_IB_CONNECT_TIMEOUT_MS
+
+  static ncclResult_t read(ncclnet::ParamTable& params, Config* out);
+};
+
+// NCCL_IB_MTU accepts the enum (1..5) or bytes (256..4096); 0 keeps the
+// port's. Returns -1 for anything else.
+int mtuEnumFrom(int64_t value);
+
+}  // namespace sdkib

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+// sdk-ib: the registration cache behind regIsGlobal = 1. Registrations are
+// widened to whole pages and shared: a buffer inside a live registration
+// (the same buffer registered by another comm, or a sub-range of a pool)
+// takes a reference instead of a new ibv_reg_mr. Thread-safe: NCCL
+// registers from its service thread while the data path runs.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "ibv_api.hpp"
+
+namespace sdkib {
+
+class MrCache {
+ public:
+  static constexpr int kAccess =
+      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+
+  MrCache(const IbvApi& api, ibv_pd* pd);
+  ~MrCache();
+  MrCache(const MrCache&) = delete;
+  MrCache& operator=(const MrCache&) = delete;
+
+  // An MR covering [data, data + size); nullptr with `*why` on failure.
+  ibv_mr* acquire(void* data, size_t size, std::string* why);
+  // Drops one reference; false when `mr` is not a live entry.
+  bool release(ibv_mr* mr);
+
+  size_t entries() const;
+  int refsOf(const ibv_mr* mr) const;  // 0: not cached
+
+ private:
+  struct Entry {
+    uintptr_t begin;
+    uintptr_t end;
+    ibv_mr* mr;
+    int refs;
+  };
+
+  const IbvApi& api_;
+  ibv_pd* pd_;
+  uintptr_t pageSize_;
+  mutable std::mutex mutex_;
+  std::vector<Entry> entries_;  // sorted by begin
+};
+
+}  // namespace sdkib

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: Apache-2.0
+// sdk-ib: non-blocking handshake sockets.
+#include "oob.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <sstream>
+
+namespace sdkib {
+namespace {
+
+socklen_t lengthOf(const sockaddr_storage& addr) {
+  return addr.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+}
+
+std::string errorText(const char* what) {
+  return std::string(what) + ": " + std::strerror(errno);
+}
+
+// NCCL_SOCKET_IFNAME: prefixes, or with '^' prefixes to avoid.
+bool interfaceWanted(const std::string& spec, const char* name) {
+  if (spec.empty()) return true;
+  bool exclude = spec[0] == '^';
+  std::stringstream list(exclude ? spec.substr(1) : spec);
+  std::string prefix;
+  bool matched = false;
+  while (std::getline(list, prefix, ',')) {
+    if (!prefix.empty() && std::strncmp(name, prefix.c_str(), prefix.size()) == 0) matched = true;
+  }
+  return exclude ? !matched : matched;
+}
+
+}  // namespace
+
+void Fd::reset() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+bool oobLocalAddress(const std::string& ifname, sockaddr_storage* out, std::string* why) {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) {
+    *why = errorText("getifaddrs");
+    return false;
+  }
+  bool found = false;
+  for (ifaddrs* i = list; i != nullptr && !found; i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || !(i->ifa_flags & IFF_UP)) continue;
+    int family = i->ifa_addr->sa_family;
+    if (family != AF_INET && (family != AF_INET6 || ifname.empty())) continue;
+    if (ifname.empty() && (i->ifa_flags & IFF_LOOPBACK)) continue;
+    if (!interfaceWanted(ifname, i->ifa_name)) continue;
+    std::memset(out, 0, sizeof(*out));
+    std::memcpy(out, i->ifa_addr, family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
+    found = true;
+  }
+  freeifaddrs(list);
+  if (found) return true;
+  if (!ifname.empty()) {
+    *why = "no up interface matches NCCL_SOCKET_IFNAME=" + ifname;
+    return false;
+  }
+  auto* in = reinterpret_cast<sockaddr_in*>(out);  // a single host: loopback
+  std::memset(out, 0, sizeof(*out));
+  in->sin_family = AF_INET;
+  in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return true;
+}
+
+bool oobListen(const sockaddr_storage& addr, Fd* fd, sockaddr_storage* bound, std::string* why) {
+  Fd s(::socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!s.valid()) {
+    *why = errorText("socket");
+    return false;
+  }
+  sockaddr_storage local = addr;
+  if (local.ss_family == AF_INET)
+    reinterpret_cast<sockaddr_in*>(&local)->sin_port = 0;
+  else
+    reinterpret_cast<sockaddr_in6*>(&local)->sin6_port = 0;
+  if (::bind(s.get(), reinterpret_cast<sockaddr*>(&local), lengthOf(local)) != 0) {
+    *why = errorText("bind");
+    return false;
+  }
+  if (::listen(s.get(), 128) != 0) {
+    *why = errorText("listen");
+    return false;
+  }
+  socklen_t len = sizeof(*bound);
+  if (::getsockname(s.get(), reinterpret_cast<sockaddr*>(bound), &len) != 0) {
+    *why = errorText("getsockname");
+    return false;
+  }
+  *fd = std::move(s);
+  return true;
+}
+
+bool oobConnectStart(const sockaddr_storage& addr, Fd* fd, std::string* why) {
+  Fd s(::socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!s.valid()) {
+    *why = errorText("socket");
+    return false;
+  }
+  int one = 1;
+  ::setsockopt(s.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  if (::connect(s.get(), reinterpret_cast<const sockaddr*>(&addr), lengthOf(addr)) != 0 &&
+      errno != EINPROGRESS) {
+    *why = errorText("connect") + " to " + addressString(addr);
+    return false;
+  }
+  *fd = std::move(s);
+  return true;
+}
+
+Progress oobConnectDone(const Fd& fd, std::string* why) {
+  pollfd p{fd.get(), POLLOUT, 0};
+  int n = ::poll(&p, 1, 0);
+  if (n == 0) return Progress::kPending;
+  int err = 0;
+  socklen_t len = sizeof(err);
+  if (n < 0 || ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
+    if (err != 0) errno = err;
+    *why = errorText("connect");
+    return Progress::kFailed;
+  }
+  return Progress::kDone;
+}
+
+Progress oobAccept(const Fd& listener, Fd* accepted, std::string* why) {
+  int fd = ::accept4(listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  if (fd < 0) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return Progress::kPending;
+    *why = errorText("accept");
+    return Progress::kFailed;
+  }
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  *accepted = Fd(fd);
+  return Progress::kDone;
+}
+
+Progress oobSend(const Fd& fd, const void* buffer, size_t size, size_t* offset, std::string* why) {
+  while (*offset < size) {
+    ssize_t n = ::send(fd.get(), static_cast<const char*>(buffer) + *offset, size - *offset,
+                       MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      *offset += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return Progress::kPending;
+    if (n < 0 && errno == EINTR) continue;
+    *why = errorText("send");
+    return Progress::kFailed;
+  }
+  return Progress::kDone;
+}
+
+Progress oobRecv(const Fd& fd, void* buffer, size_t size, size_t* offset, std::string* why) {
+  while (*offset < size) {
+    ssize_t n =
+        ::recv(fd.get(), static_cast<char*>(buffer) + *offset, size - *offset, MSG_DONTWAIT);
+    if (n > 0) {
+      *offset += static_cast<size_t>(n);
+      continue;
+    }
+    if (n == 0) {
+      *why = "peer closed the handshake connection";
+      return Progress::kFailed;
+    }
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return Progress::kPending;
+    if (errno == EINTR) continue;
+    *why = errorText("recv");
+    return Progress::kFailed;
+  }
+  return Progress::kDone;
+}
+
+std::string addressString(const sockaddr_storage& addr) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  int port = 0;
+  if (addr.ss_family == AF_INET) {
+    auto* in = reinterpret_cast<const sockaddr_in*>(&addr);
+    inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+    port = ntohs(in->sin_port);
+  } else if (addr.ss_family == AF_INET6) {
+    auto* in6 = reinterpret_cast<const sockaddr_in6*>(&addr);
+    inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+    port = ntohs(in6->sin6_port);
+  }
+  return std::string(host) + ":" + std::to_string(port);
+}
+
+}  // namespace sdkib
+
+namespace sdkib {
+std::string oobPeer(const Fd& fd) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof(addr);
+  if (::getpeername(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "?";
+  return addressString(addr);
+}
+}  // namespace sdkib

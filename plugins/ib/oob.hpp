@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+// sdk-ib: the out-of-band TCP channel that carries the connection handshake
+// (QP numbers, GIDs, buffer keys). Every call is non-blocking: NCCL polls
+// connect/accept and expects them to return at once.
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace sdkib {
+
+// An owned socket descriptor.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() { reset(); }
+  Fd(Fd&& other) noexcept : fd_(other.release()) {}
+  Fd& operator=(Fd&& other) noexcept {
+    if (this != &other) {
+      reset();
+      fd_ = other.release();
+    }
+    return *this;
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+  void reset();
+
+ private:
+  int fd_ = -1;
+};
+
+// The address the handshake listens on: the first interface NCCL_SOCKET_IFNAME
+// selects ("[^]prefix,..."), else the first up, non-loopback IPv4 interface,
+// else 127.0.0.1.
+bool oobLocalAddress(const std::string& ifname, sockaddr_storage* out, std::string* why);
+
+// A non-blocking listening socket on `addr` with a kernel-chosen port;
+// `*bound` receives the full address.
+bool oobListen(const sockaddr_storage& addr, Fd* fd, sockaddr_storage* bound, std::string* why);
+// Starts a non-blocking connect.
+bool oobConnectStart(const sockaddr_storage& addr, Fd* fd, std::string* why);
+enum class Progress { kPending, kDone, kFailed };
+Progress oobConnectDone(const Fd& fd, std::string* why);
+Progress oobAccept(const Fd& listener, Fd* accepted, std::string* why);
+
+// Moves bytes between `buffer` and the socket; `*offset` remembers how far.
+Progress oobSend(const Fd& fd, const void* buffer, size_t size, size_t* offset, std::string* why);
+Progress oobRecv(const Fd& fd, void* buffer, size_t size, size_t* offset, std::string* why);
+
+std::string addressString(const sockaddr_storage& addr);
+
+}  // namespace sdkib
+
+namespace sdkib {
+// The address at the other end of a connected socket ("?" if unknown).
+std::string oobPeer(const Fd& fd);
+}  // namespace sdkib

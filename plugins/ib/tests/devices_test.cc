@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: Apache-2.0
+// sdk-ib: what NCCL sees of the devices — filtering, order, properties,
+// and the plugin on a host without a usable verbs library.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "harness.hpp"
+
+namespace ibtest {
+namespace {
+
+// Sets environment variables for one test and restores them after.
+class ScopedEnv {
+ public:
+  void set(const char* name, const std::string& value) {
+    const char* old = std::getenv(name);
+    saved_.push_back({name, old != nullptr, old ? old : ""});
+    setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
+      if (it->had)
+        setenv(it->name.c_str(), it->value.c_str(), 1);
+      else
+        unsetenv(it->name.c_str());
+    }
+  }
+
+ private:
+  struct Saved {
+    std::string name;
+    bool had;
+    std::string value;
+  };
+  std::vector<Saved> saved_;
+};
+
+int deviceCount(Session& s) {
+  int n = -1;
+  EXPECT_EQ(s.net().devices(&n), ncclSuccess);
+  return n;
+}
+
+std::string nameOf(Session& s, int dev) {
+  ncclNetProperties_v12_t p;
+  EXPECT_EQ(s.net().getProperties(dev, &p), ncclSuccess);
+  return p.name ? p.name : "";
+}
+
+TEST(IbDevices, PropertiesAreHonest) {
+  Session s(11);
+  ASSERT_TRUE(s.ok()) << s.error();
+  ASSERT_EQ(deviceCount(s), 1);
+  ncclNetProperties_v12_t p;
+  ASSERT_EQ(s.net().getProperties(0, &p), ncclSuccess);
+  EXPECT_STREQ(p.name, "softverbs0");
+  EXPECT_EQ(p.pciPath, nullptr);  // a software device has no PCI function
+  EXPECT_EQ(p.speed, 4 * 25000);  // 4X EDR
+  EXPECT_EQ(p.port, 1);
+  EXPECT_EQ(p.ptrSupport, NCCL_PTR_HOST);
+  EXPECT_EQ(p.regIsGlobal, 1);
+  EXPECT_EQ(p.maxRecvs, 8);
+  EXPECT_EQ(p.maxComms, 16384);  // the device's max_qp
+  EXPECT_NE(p.guid, 0u);
+  EXPECT_EQ(p.netDeviceType, NCCL_NET_DEVICE_HOST);
+}
+
+TEST(IbDevices, InactivePortsAreSkipped) {
+  ScopedEnv env;
+  env.set("SOFTVERBS_DEVICES", "3");
+  env.set("SOFTVERBS_DOWN_DEVICES", "1");
+  Session s(11);
+  ASSERT_TRUE(s.ok()) << s.error();
+  ASSERT_EQ(deviceCount(s), 2);
+  EXPECT_EQ(nameOf(s, 0), "softverbs0");
+  EXPECT_EQ(nameOf(s, 1), "softverbs2");
+}
+
+TEST(IbDevices, HcaFilterExcludesAndSelects) {
+  ScopedEnv env;
+  env.set("SOFTVERBS_DEVICES", "3");
+  {
+    env.set("NCCL_IB_HCA", "^softverbs1");
+    Session s(11);
+    ASSERT_TRUE(s.ok()) << s.error();
+    ASSERT_EQ(deviceCount(s), 2);
+    EXPECT_EQ(nameOf(s, 1), "softverbs2");
+  }
+  {
+    env.set("NCCL_IB_HCA", "softverbs2:1");
+    Session s(11);
+    ASSERT_EQ(deviceCount(s), 1);
+    EXPECT_EQ(nameOf(s, 0), "softverbs2");
+  }
+  {
+    env.set("NCCL_IB_HCA", "=softverbs");  // exact: no device is named that
+    Session s(11);
+    EXPECT_EQ(deviceCount(s), 0);
+  }
+}
+
+TEST(IbDevices, OrderedByPciPath) {
+  // A fake sysfs where softverbs1 sits on an earlier PCI function.
+  char dir[] = "/tmp/sdkib-sysfs-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  std::string root = dir;
+  std::string pci = root + "/devices/pci0000:00";
+  ASSERT_EQ(system(("mkdir -p " + pci + "/0000:00:01.0 " + pci + "/0000:00:02.0 " + root +
+                    "/class/infiniband/softverbs0 " + root + "/class/infiniband/softverbs1")
+                       .c_str()),
+            0);
+  ASSERT_EQ(symlink((pci + "/0000:00:02.0").c_str(),
+                    (root + "/class/infiniband/softverbs0/device").c_str()),
+            0);
+  ASSERT_EQ(symlink((pci + "/0000:00:01.0").c_str(),
+                    (root + "/class/infiniband/softverbs1/device").c_str()),
+            0);
+  {
+    ScopedEnv env;
+    env.set("SOFTVERBS_DEVICES", "2");
+    env.set("SOFTVERBS_SYSFS", root);
+    Session s(11);
+    ASSERT_TRUE(s.ok()) << s.error();
+    ASSERT_EQ(deviceCount(s), 2);
+    ncclNetProperties_v12_t p;
+    ASSERT_EQ(s.net().getProperties(0, &p), ncclSuccess);
+    EXPECT_STREQ(p.name, "softverbs1");
+    ASSERT_NE(p.pciPath, nullptr);
+    EXPECT_EQ(std::string(p.pciPath), pci + "/0000:00:01.0");
+  }
+  ASSERT_EQ(system(("rm -rf " + root).c_str()), 0);
+}
+
+TEST(IbDevices, MissingVerbsLibraryMeansZeroDevices) {
+  ScopedEnv env;
+  env.set("NCCL_IBVERBS_LIB", "/nonexistent/libibverbs.so.1");
+  Session s(11);
+  ASSERT_TRUE(s.ok()) << s.error();  // it loads and initializes
+  EXPECT_EQ(deviceCount(s), 0);
+}
+
+TEST(IbDevices, OlderAbiSeesTheSameDevice) {
+  Session s(8);
+  ASSERT_TRUE(s.ok()) << s.error();
+  ASSERT_EQ(deviceCount(s), 1);
+  EXPECT_EQ(nameOf(s, 0), "softverbs0");
+}
+
+}  // namespace
+}  // namespace ibtest

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+// sdk-ib tests: the plugin loaded through the SDK host Loader on the
+// software verbs device, polling with deadlines, and a forked peer process.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "ncclnet/host/loader.hpp"
+
+namespace ibtest {
+
+// Points the plugin at softverbs and the handshake at loopback (unless the
+// caller set them), so every test runs without RDMA hardware.
+void useSoftverbs();
+
+// sdk-ib loaded as NCCL would, pinned to ABI `version`, initialized for one
+// communicator.
+class Session {
+ public:
+  explicit Session(int version);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  bool ok() const { return net_ != nullptr; }
+  const std::string& error() const { return error_; }
+  ncclnet::host::NetView& net() { return *net_; }
+  void* ctx() { return ctx_; }
+
+ private:
+  std::unique_ptr<ncclnet::host::LoadedPlugin> plugin_;
+  ncclnet::host::NetView* net_ = nullptr;
+  void* ctx_ = nullptr;
+  std::string error_;
+};
+
+// Polls until done or `seconds` pass (then ncclTimeout).
+ncclResult_t connectTo(Session& s, void* handle, void** sendComm, double seconds = 10);
+ncclResult_t acceptFrom(Session& s, void* listenComm, void** recvComm, double seconds = 10);
+ncclResult_t waitFor(Session& s, void* request, int* sizes, double seconds = 20);
+
+void fillPattern(void* data, size_t size, uint64_t seed);
+bool checkPattern(const void* data, size_t size, uint64_t seed);
+
+bool writeAll(int fd, const void* data, size_t size);
+bool readAll(int fd, void* data, size_t size, double seconds = 20);
+
+// A forked peer running `body(readFd, writeFd)`; its return value is the
+// exit status. The destructor kills (by pid) and reaps a child still alive.
+class Child {
+ public:
+  explicit Child(const std::function<int(int, int)>& body);
+  ~Child();
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  int toChild() const { return toChild_; }
+  int fromChild() const { return fromChild_; }
+  // Exit status; -1 killed by a signal; -2 still running after `seconds`.
+  int wait(double seconds = 30);
+
+ private:
+  pid_t pid_ = -1;
+  int toChild_ = -1;
+  int fromChild_ = -1;
+};
+
+}  // namespace ibtest

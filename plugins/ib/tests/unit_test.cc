@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: Apache-2.0
+// sdk-ib: unit tests of the pieces — NCCL_IB_HCA, speeds, MTU, the MR
+// cache and GID selection (the last two on softverbs, through IbvApi).
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <vector>
+
+#include "config.hpp"
+#include "devices.hpp"
+#include "hca_filter.hpp"
+#include "ibv_api.hpp"
+#include "mr_cache.hpp"
+
+namespace sdkib {
+namespace {
+
+TEST(HcaFilterTest, EmptyKeepsEverything) {
+  EXPECT_TRUE(HcaFilter("").keeps("mlx5_0", 1));
+}
+
+TEST(HcaFilterTest, PrefixMatchesByDefault) {
+  HcaFilter f("mlx5_1");
+  EXPECT_TRUE(f.keeps("mlx5_1", 1));
+  EXPECT_TRUE(f.keeps("mlx5_10", 1));
+  EXPECT_FALSE(f.keeps("mlx5_0", 1));
+}
+
+TEST(HcaFilterTest, EqualsMatchesExactly) {
+  HcaFilter f("=mlx5_1");
+  EXPECT_TRUE(f.keeps("mlx5_1", 2));
+  EXPECT_FALSE(f.keeps("mlx5_10", 1));
+}
+
+TEST(HcaFilterTest, CaretExcludes) {
+  HcaFilter f("^mlx5_0,mlx5_2:2");
+  EXPECT_FALSE(f.keeps("mlx5_0", 1));
+  EXPECT_TRUE(f.keeps("mlx5_2", 1));
+  EXPECT_FALSE(f.keeps("mlx5_2", 2));
+  EXPECT_TRUE(f.keeps("mlx5_3", 1));
+}
+
+TEST(HcaFilterTest, CaretThenEquals) {
+  HcaFilter f("^=mlx5_1");
+  EXPECT_FALSE(f.keeps("mlx5_1", 1));
+  EXPECT_TRUE(f.keeps("mlx5_10", 1));
+}
+
+TEST(HcaFilterTest, PortSelectsOnePort) {
+  HcaFilter f("mlx5_0:1,mlx5_1");
+  EXPECT_TRUE(f.keeps("mlx5_0", 1));
+  EXPECT_FALSE(f.keeps("mlx5_0", 2));
+  EXPECT_TRUE(f.keeps("mlx5_1", 2));
+}
+
+TEST(PortSpeedTest, WidthTimesLaneRate) {
+  EXPECT_EQ(portSpeedMbps(2, 32), 100000);   // 4X EDR
+  EXPECT_EQ(portSpeedMbps(2, 64), 200000);   // 4X HDR
+  EXPECT_EQ(portSpeedMbps(2, 128), 400000);  // 4X NDR
+  EXPECT_EQ(portSpeedMbps(1, 1), 2500);      // 1X SDR
+  EXPECT_EQ(portSpeedMbps(16, 64), 100000);  // 2X HDR
+  EXPECT_EQ(portSpeedMbps(3, 32), 0);        // unknown width
+}
+
+TEST(ConfigTest, MtuAcceptsBytesOrEnum) {
+  EXPECT_EQ(mtuEnumFrom(0), 0);
+  EXPECT_EQ(mtuEnumFrom(4096), IBV_MTU_4096);
+  EXPECT_EQ(mtuEnumFrom(3), IBV_MTU_1024);
+  EXPECT_EQ(mtuEnumFrom(1500), -1);
+}
+
+// softverbs opened through the plugin's own dlopen table.
+class SoftverbsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    ASSERT_TRUE(api_.load(SOFTVERBS_LIBRARY, &why)) << why;
+    int n = 0;
+    ibv_device** list = api_.getDeviceList(&n);
+    ASSERT_GE(n, 1);
+    ctx_ = api_.openDevice(list[0]);
+    path_ = list[0]->ibdev_path;
+    api_.freeDeviceList(list);
+    ASSERT_NE(ctx_, nullptr);
+    pd_ = api_.allocPd(ctx_);
+    ASSERT_NE(pd_, nullptr);
+    ASSERT_EQ(api_.queryPort(ctx_, 1, &port_), 0);
+  }
+  void TearDown() override {
+    if (pd_ != nullptr) api_.deallocPd(pd_);
+    if (ctx_ != nullptr) api_.closeDevice(ctx_);
+  }
+  int pick(const Config& config) {
+    int index = -1;
+    ibv_gid gid;
+    std::string why;
+    EXPECT_TRUE(selectGid(api_, config, ctx_, path_.c_str(), 1, port_, &index, &gid, &why)) << why;
+    return index;
+  }
+
+  IbvApi api_;
+  ibv_context* ctx_ = nullptr;
+  ibv_pd* pd_ = nullptr;
+  ibv_port_attr port_{};
+  std::string path_;
+};
+
+using MrCacheTest = SoftverbsTest;
+
+TEST_F(MrCacheTest, SubRangesShareOneRegistration) {
+  MrCache cache(api_, pd_);
+  std::vector<char> buf(1 << 20);
+  std::string why;
+  ibv_mr* whole = cache.acquire(buf.data(), buf.size(), &why);
+  ASSERT_NE(whole, nullptr) << why;
+  ibv_mr* part = cache.acquire(buf.data() + 4096 * 3 + 17, 100, &why);
+  EXPECT_EQ(part, whole);
+  EXPECT_EQ(cache.refsOf(whole), 2);
+  EXPECT_EQ(cache.entries(), 1u);
+  EXPECT_TRUE(cache.release(part));
+  EXPECT_TRUE(cache.release(whole));
+  EXPECT_EQ(cache.entries(), 0u);
+  EXPECT_FALSE(cache.release(whole));
+}
+
+TEST_F(MrCacheTest, RegistrationsArePageAligned) {
+  MrCache cache(api_, pd_);
+  std::vector<char> buf(3 * 4096);
+  std::string why;
+  ibv_mr* mr = cache.acquire(buf.data() + 10, 50, &why);
+  ASSERT_NE(mr, nullptr);
+  long page = sysconf(_SC_PAGESIZE);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(mr->addr) % page, 0u);
+  EXPECT_EQ(mr->length % page, 0u);
+  EXPECT_LE(reinterpret_cast<uintptr_t>(mr->addr), reinterpret_cast<uintptr_t>(buf.data() + 10));
+  EXPECT_TRUE(cache.release(mr));
+}
+
+TEST_F(MrCacheTest, DisjointBuffersGetTheirOwn) {
+  MrCache cache(api_, pd_);
+  std::vector<char> a(1 << 16);
+  std::vector<char> b(1 << 16);
+  std::string why;
+  ibv_mr* ma = cache.acquire(a.data(), a.size(), &why);
+  ibv_mr* mb = cache.acquire(b.data(), b.size(), &why);
+  EXPECT_NE(ma, mb);
+  EXPECT_EQ(cache.entries(), 2u);
+  cache.release(ma);
+  cache.release(mb);
+}
+
+using GidTest = SoftverbsTest;
+
+TEST_F(GidTest, DefaultIsIpv4RoceV2) {
+  Config c;
+  c.addrFamily = AF_INET;
+  EXPECT_EQ(pick(c), 3);
+}
+
+TEST_F(GidTest, FamilyAndVersionSteerTheChoice) {
+  Config c;
+  c.addrFamily = AF_INET;
+  c.roceVersion = 1;
+  EXPECT_EQ(pick(c), 2);
+  c.addrFamily = AF_INET6;
+  c.roceVersion = 2;
+  EXPECT_EQ(pick(c), 1);
+}
+
+TEST_F(GidTest, ExplicitIndexWins) {
+  Config c;
+  c.addrFamily = AF_INET;
+  c.gidIndex = 0;
+  EXPECT_EQ(pick(c), 0);
+  c.gidIndex = 9;
+  int index = -1;
+  ibv_gid gid;
+  std::string why;
+  EXPECT_FALSE(selectGid(api_, c, ctx_, path_.c_str(), 1, port_, &index, &gid, &why));
+  EXPECT_NE(why.find("NCCL_IB_GID_INDEX"), std::string::npos);
+}
+
+TEST(IbvApiTest, MissingLibraryExplainsItself) {
+  IbvApi api;
+  std::string why;
+  EXPECT_FALSE(api.load("/nonexistent/libibverbs.so.1", &why));
+  EXPECT_NE(why.find("NCCL_IBVERBS_LIB"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sdkib
