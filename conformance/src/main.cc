@@ -56,6 +56,13 @@ bool chooseVersions(const std::string& abi, const PluginInfo& info, int oldest, 
 }
 
 int run(int argc, char** argv) {
+  for (int i = 1; i < argc; i++) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::printf("%s", usage());
+      return 0;
+    }
+  }
   testing::InitGoogleTest(&argc, argv);
   Options opt;
   std::string error;
