@@ -40,8 +40,8 @@
 
 namespace ncclnet::transport {
 
-constexpr int64_t kFifoEmpty = -1;       // connFifo.size: no step published in this slot
-constexpr int32_t kFifoNoOffset = -1;    // connFifo.offset: no shared buffer assigned
+constexpr int64_t kFifoEmpty = -1;     // connFifo.size: no step published in this slot
+constexpr int32_t kFifoNoOffset = -1;  // connFifo.offset: no shared buffer assigned
 enum class FifoMode : int32_t { Normal = 0, Offset = 1 };  // NCCL_MODE_NORMAL / _OFFSET
 
 struct ConnFifoEntry {

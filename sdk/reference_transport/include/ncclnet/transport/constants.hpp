@@ -23,15 +23,17 @@ constexpr uintptr_t kOptionalRecvCompletion = 0x1;
 // The three protocols, in NCCL's order (NCCL_PROTO_LL, _LL128, _SIMPLE).
 enum class Protocol : int { LL = 0, LL128 = 1, Simple = 2 };
 constexpr int kNumProtocols = 3;
-constexpr int index(Protocol p) { return static_cast<int>(p); }
+constexpr int index(Protocol p) {
+  return static_cast<int>(p);
+}
 const char* protocolName(Protocol p);
 
 // Default per-connection buffer sizes (NCCL_LL_BUFFSIZE, NCCL_LL128_BUFFSIZE,
 // NCCL_BUFFSIZE); each is split into kSteps equal step buffers.
-constexpr size_t kDefaultLLBuffSize = 8 * 512 * kSteps * 16;            // 512 KiB
-constexpr size_t kDefaultLL128BuffSize = 120 * 640 * kSteps * 8;        // 4800 KiB
-constexpr size_t kDefaultSimpleBuffSize = size_t{4} << 20;              // 4 MiB
-constexpr size_t kDefaultP2pChunkSize = size_t{128} << 10;              // NCCL_P2P_NET_CHUNKSIZE
+constexpr size_t kDefaultLLBuffSize = 8 * 512 * kSteps * 16;      // 512 KiB
+constexpr size_t kDefaultLL128BuffSize = 120 * 640 * kSteps * 8;  // 4800 KiB
+constexpr size_t kDefaultSimpleBuffSize = size_t{4} << 20;        // 4 MiB
+constexpr size_t kDefaultP2pChunkSize = size_t{128} << 10;        // NCCL_P2P_NET_CHUNKSIZE
 
 // LL: 16-byte lines {data1, flag1, data2, flag2}, 8 payload bytes per line.
 constexpr size_t kLLLineBytes = 16;
@@ -45,7 +47,11 @@ constexpr size_t kLL128DataBytesPerLine = kLL128DataWords * 8;
 // The flag a producer writes into the lines of absolute step `step`
 // (NCCL_LL_FLAG(step + 1) for LL; step + 1 for LL128). Never 0, so a zeroed
 // buffer is never mistaken for data.
-constexpr uint32_t llFlag(uint64_t step) { return static_cast<uint32_t>(step + 1); }
-constexpr uint64_t ll128Flag(uint64_t step) { return step + 1; }
+constexpr uint32_t llFlag(uint64_t step) {
+  return static_cast<uint32_t>(step + 1);
+}
+constexpr uint64_t ll128Flag(uint64_t step) {
+  return step + 1;
+}
 
 }  // namespace ncclnet::transport

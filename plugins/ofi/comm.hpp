@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: Apache-2.0
+// sdk-ofi: the objects NCCL holds (listen, send and receive comms) and the
+// requests it tests.
+//
+// Every object belongs to one device Endpoint and is only touched with that
+// endpoint's mutex held. "Pending" counts the libfabric operations whose
+// contexts point into the object: it may be freed only at zero.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "endpoint.hpp"
+#include "ncclnet/request_pool.hpp"
+
+namespace ncclnet::ofinet {
+
+constexpr int kMaxRecvs = 8;                    // grouped receives per irecv (maxRecvs)
+constexpr uint32_t kHandleMagic = 0x4f464931;   // "OFI1"
+constexpr uint32_t kConnectMagic = 0x4f464943;  // "OFIC"
+
+// What listen writes into NCCL's 128-byte handle. NCCL passes the same
+// buffer to every retry of connect, so a connect in progress is remembered
+// here too: (connector nonce, pending id) names it in the connecting process
+// only, and a copy of the handle elsewhere never matches.
+struct Handle {
+  uint32_t magic;
+  uint16_t addressLength;
+  uint16_t reserved;
+  uint64_t listenId;
+  uint64_t connectorNonce;  // 0: no connect in progress with this buffer
+  uint64_t pendingId;
+  uint8_t address[kMaxAddress];  // the listener endpoint's fi_getname
+};
+static_assert(sizeof(Handle) <= NCCL_NET_HANDLE_MAXSIZE, "handle must fit NCCL's buffer");
+
+// The first message of a connection, sent to the listener's endpoint with
+// TagLayout::connect(listenId): who is calling, and the connection id its
+// data messages will carry.
+struct ConnectMessage {
+  uint32_t magic;
+  uint16_t addressLength;
+  uint16_t version;
+  uint32_t connId;
+  uint32_t reserved;
+  uint8_t address[kMaxAddress];  // the connector endpoint's fi_getname
+};
+
+class Comm;
+
+struct Request final : CompletionSink {
+  Comm* comm = nullptr;
+  bool isSend = false;
+  bool isFlush = false;
+  bool cancelled = false;
+  int n = 0;         // buffers in this request
+  int posted = 0;    // handed to libfabric
+  int finished = 0;  // came back, successfully or not
+  int sizes[kMaxRecvs] = {};
+  bool opDone[kMaxRecvs] = {};  // which posted buffers came back
+  ncclResult_t error = ncclSuccess;
+  // What is still to be posted when the provider said -FI_EAGAIN mid-group.
+  void* data[kMaxRecvs] = {};
+  size_t capacity[kMaxRecvs] = {};
+  void* desc[kMaxRecvs] = {};
+  uint64_t tags[kMaxRecvs] = {};
+  int ncclTags[kMaxRecvs] = {};
+  OpContext ops[kMaxRecvs] = {};
+
+  bool done() const { return finished == posted && (posted == n || error != ncclSuccess); }
+  void onCompletion(int index, const fi_cq_tagged_entry& entry) override;
+  void onError(int index, const fi_cq_err_entry& entry, const std::string& text) override;
+};
+
+class Comm : public Retirable {
+ public:
+  enum class Kind { Listen, Send, Recv };
+  Comm(Kind kind, Endpoint* endpoint) : kind_(kind), endpoint_(endpoint) {}
+  Kind kind() const { return kind_; }
+  Endpoint& endpoint() const { return *endpoint_; }
+  int pending = 0;
+  bool quiescent() const override { return pending == 0; }
+  // Cancels what can be cancelled (receives); sends run to completion.
+  virtual void cancelAll() = 0;
+
+ private:
+  Kind kind_;
+  Endpoint* endpoint_;
+};
+
+// Sequence numbers per NCCL tag (tag.hpp explains why).
+class TagSequences {
+ public:
+  uint32_t peek(int tag) const {
+    auto it = next_.find(tag);
+    return it == next_.end() ? 0 : it->second;
+  }
+  void advance(int tag) { next_[tag]++; }
+
+ private:
+  std::unordered_map<int, uint32_t> next_;
+};
+
+class ListenComm final : public Comm, public CompletionSink {
+ public:
+  ListenComm(Endpoint* endpoint, uint64_t listenId);
+  ~ListenComm() override;
+  uint64_t listenId() const { return listenId_; }
+  // Posts the receive for the next connect message (again after -FI_EAGAIN).
+  ncclResult_t post();
+  // A received connect message, or nullptr. `error` set when the receive failed.
+  const ConnectMessage* message(ncclResult_t* error) const;
+  void consume() { received_ = false; }
+  void cancelAll() override;
+  void onCompletion(int index, const fi_cq_tagged_entry& entry) override;
+  void onError(int index, const fi_cq_err_entry& entry, const std::string& text) override;
+
+ private:
+  uint64_t listenId_;
+  bool posted_ = false;
+  bool received_ = false;
+  size_t receivedBytes_ = 0;
+  ncclResult_t error_ = ncclSuccess;
+  ConnectMessage buffer_{};
+  OpContext op_{};
+  MrCache::Entry* control_ = nullptr;
+};
+
+class SendComm final : public Comm, public CompletionSink {
+ public:
+  SendComm(Endpoint* endpoint, fi_addr_t peer, uint32_t connId, uint64_t listenId);
+  ~SendComm() override;
+  // Connection: post the connect message (again after -FI_EAGAIN), then wait
+  // for its completion.
+  ncclResult_t postConnect();
+  bool connected() const { return connectDone_ && connectError_ == ncclSuccess; }
+  bool connectFailed(ncclResult_t* error) const;
+
+  ncclResult_t isend(void* data, size_t size, int tag, void* mhandle, void** request);
+  RequestPool<Request>& requests() { return requests_; }
+  void cancelAll() override {}
+  void onCompletion(int index, const fi_cq_tagged_entry& entry) override;
+  void onError(int index, const fi_cq_err_entry& entry, const std::string& text) override;
+
+ private:
+  fi_addr_t peer_;
+  uint32_t connId_;
+  uint64_t listenId_;
+  TagSequences sequences_;
+  RequestPool<Request> requests_{NCCL_NET_MAX_REQUESTS * kMaxRecvs};
+  ConnectMessage message_{};
+  OpContext connectOp_{};
+  bool connectPosted_ = false;
+  bool connectDone_ = false;
+  ncclResult_t connectError_ = ncclSuccess;
+  MrCache::Entry* control_ = nullptr;
+};
+
+class RecvComm final : public Comm {
+ public:
+  RecvComm(Endpoint* endpoint, fi_addr_t peer, uint32_t connId);
+  ~RecvComm() override;
+  ncclResult_t irecv(int n, void** data, size_t* sizes, int* tags, void** mhandles, void** request);
+  ncclResult_t iflush(int n, void** data, int* sizes, void** mhandles, void** request);
+  // Posts the buffers of `request` the provider refused earlier.
+  void postRemaining(Request* request);
+  RequestPool<Request>& requests() { return requests_; }
+  void cancelAll() override;
+
+ private:
+  fi_addr_t peer_;
+  uint32_t connId_;
+  TagSequences sequences_;
+  // One extra request per slot for flushes, which NCCL issues while the
+  // receive they follow is still held.
+  RequestPool<Request> requests_{2 * NCCL_NET_MAX_REQUESTS};
+  std::vector<Request*> inFlight_;  // receives handed to NCCL, not yet finished by test()
+  uint64_t flushScratch_ = 0;       // where flush reads land
+  MrCache::Entry* flushControl_ = nullptr;
+  friend void releaseRequest(Comm*, Request*);
+};
+
+// test() for any request: drives progress and reports whether `request`
+// is done (then with its sizes and result). A done request is still owned
+// by its comm until releaseRequest.
+ncclResult_t testRequest(Comm* comm, Request* request, int* done, int* sizes);
+void releaseRequest(Comm* comm, Request* request);
+
+}  // namespace ncclnet::ofinet

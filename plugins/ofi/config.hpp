@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: Apache-2.0
+// sdk-ofi: every knob the plugin reads, resolved once at init.
+#pragma once
+
+#include <string>
+
+#include "ncclnet/params.hpp"
+
+namespace ncclnet::ofinet {
+
+struct Config {
+  std::string provider;       // NCCLNET_OFI_PROVIDER ("" = libfabric's first choice)
+  std::string domains;        // NCCLNET_OFI_DOMAINS: comma list of domains (NICs) to use
+  bool hmem = true;           // NCCLNET_OFI_HMEM: offer GPU memory where the provider can
+  bool mrCache = true;        // NCCLNET_OFI_MR_CACHE: share registrations of the same pages
+  int cqReadCount = 16;       // NCCLNET_OFI_CQ_READ_COUNT: completions taken per fi_cq_read
+  int closeTimeoutMs = 1000;  // NCCLNET_OFI_CLOSE_TIMEOUT_MS: wait for cancels on close
+
+  static ncclResult_t read(ParamTable& params, Config* out);
+};
+
+}  // namespace ncclnet::ofinet

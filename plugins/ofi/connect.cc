@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: Apache-2.0
+// sdk-ofi: connection setup over the fabric itself (see comm.hpp). A listen
+// posts a receive for connect messages tagged with its listen id; connect
+// sends one, carrying the connector's address and connection id, and is
+// done when the provider has taken it; accept is done when one arrived.
+#include <cstring>
+
+#include "comm.hpp"
+
+namespace ncclnet::ofinet {
+
+// ---- listen -------------------------------------------------------------------
+
+ListenComm::ListenComm(Endpoint* endpoint, uint64_t listenId)
+    : Comm(Kind::Listen, endpoint), listenId_(listenId) {
+  op_.sink = this;
+}
+
+ListenComm::~ListenComm() {
+  endpoint().releaseControl(control_);
+}
+
+ncclResult_t ListenComm::post() {
+  if (posted_ || received_ || error_ != ncclSuccess) return ncclSuccess;
+  void* desc = nullptr;
+  if (control_ == nullptr) {
+    ncclResult_t res = endpoint().controlDescriptor(&buffer_, sizeof(buffer_), &desc, &control_);
+    if (res != ncclSuccess) return res;
+  } else {
+    endpoint().descriptorFor(control_, &buffer_, sizeof(buffer_), &desc);
+  }
+  ssize_t rc = endpoint().recv(&buffer_, sizeof(buffer_), desc, FI_ADDR_UNSPEC,
+                               endpoint().tags().connect(listenId_), &op_);
+  if (rc == -FI_EAGAIN) return ncclSuccess;  // accept() tries again
+  if (rc != 0) {
+    NCCLNET_WARN(endpoint().log(), "listen: posting the connect receive failed: %s",
+                 fiError(static_cast<int>(rc)).c_str());
+    return resultFor(static_cast<int>(rc));
+  }
+  posted_ = true;
+  pending++;
+  return ncclSuccess;
+}
+
+const ConnectMessage* ListenComm::message(ncclResult_t* error) const {
+  *error = error_;
+  if (!received_) return nullptr;
+  return &buffer_;
+}
+
+void ListenComm::cancelAll() {
+  if (posted_) endpoint().cancel(&op_);
+}
+
+void ListenComm::onCompletion(int, const fi_cq_tagged_entry& entry) {
+  pending--;
+  posted_ = false;
+  received_ = true;
+  receivedBytes_ = entry.len;
+  (void)receivedBytes_;
+}
+
+void ListenComm::onError(int, const fi_cq_err_entry& entry, const std::string& text) {
+  pending--;
+  posted_ = false;
+  if (entry.err == FI_ECANCELED || entry.err == -FI_ECANCELED) return;  // closeListen
+  NCCLNET_WARN(endpoint().log(), "listen %llu: receiving a connect message failed: %s",
+               static_cast<unsigned long long>(listenId_), text.c_str());
+  error_ = resultFor(entry.err);
+}
+
+// ---- send ---------------------------------------------------------------------
+
+SendComm::SendComm(Endpoint* endpoint, fi_addr_t peer, uint32_t connId, uint64_t listenId)
+    : Comm(Kind::Send, endpoint), peer_(peer), connId_(connId), listenId_(listenId) {
+  connectOp_.sink = this;
+  const std::vector<uint8_t>& address = endpoint->address();
+  message_.magic = kConnectMagic;
+  message_.version = 1;
+  message_.addressLength = static_cast<uint16_t>(address.size());
+  message_.connId = connId;
+  std::memcpy(message_.address, address.data(), address.size());
+}
+
+SendComm::~SendComm() {
+  endpoint().releaseControl(control_);
+  endpoint().freeConnId(connId_);
+}
+
+ncclResult_t SendComm::postConnect() {
+  if (connectPosted_) return ncclSuccess;
+  void* desc = nullptr;
+  if (control_ == nullptr) {
+    ncclResult_t res = endpoint().controlDescriptor(&message_, sizeof(message_), &desc, &control_);
+    if (res != ncclSuccess) return res;
+  } else {
+    endpoint().descriptorFor(control_, &message_, sizeof(message_), &desc);
+  }
+  // rxm answers -FI_EAGAIN until its connection to the peer is up: connect()
+  // is simply called again.
+  ssize_t rc = endpoint().send(&message_, sizeof(message_), desc, peer_,
+                               endpoint().tags().connect(listenId_), &connectOp_);
+  if (rc == -FI_EAGAIN) return ncclSuccess;
+  if (rc != 0) {
+    NCCLNET_WARN(endpoint().log(), "connect: sending the connect message failed: %s",
+                 fiError(static_cast<int>(rc)).c_str());
+    return resultFor(static_cast<int>(rc));
+  }
+  connectPosted_ = true;
+  pending++;
+  return ncclSuccess;
+}
+
+bool SendComm::connectFailed(ncclResult_t* error) const {
+  *error = connectError_;
+  return connectDone_ && connectError_ != ncclSuccess;
+}
+
+void SendComm::onCompletion(int, const fi_cq_tagged_entry&) {
+  pending--;
+  connectDone_ = true;
+}
+
+void SendComm::onError(int, const fi_cq_err_entry& entry, const std::string& text) {
+  pending--;
+  connectDone_ = true;
+  connectError_ = resultFor(entry.err);
+  if (connectError_ == ncclInvalidUsage) connectError_ = ncclRemoteError;
+  NCCLNET_WARN(endpoint().log(), "connect to listen %llu failed: %s",
+               static_cast<unsigned long long>(listenId_), text.c_str());
+}
+
+}  // namespace ncclnet::ofinet

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: Apache-2.0
+// sdk-ofi: the data path (see comm.hpp): tagged sends and (grouped)
+// receives, flushes, and test().
+#include <climits>
+#include <cstring>
+
+#include "comm.hpp"
+
+namespace ncclnet::ofinet {
+
+// ---- requests ---------------------------------------------------------------
+
+void Request::onCompletion(int index, const fi_cq_tagged_entry& entry) {
+  if (!isSend && !isFlush) sizes[index] = static_cast<int>(entry.len);
+  opDone[index] = true;
+  finished++;
+  comm->pending--;
+}
+
+void Request::onError(int index, const fi_cq_err_entry& entry, const std::string& text) {
+  opDone[index] = true;
+  finished++;
+  comm->pending--;
+  // shm in libfabric 1.17 reports negative codes here; the spec says positive.
+  int err = entry.err < 0 ? -entry.err : entry.err;
+  if (err == FI_ECANCELED && cancelled) return;  // our own cancel after an error
+  const Logger& log = comm->endpoint().log();
+  const TagLayout& layout = comm->endpoint().tags();
+  ncclResult_t result = resultFor(err);
+  if (err == FI_ETRUNC) {
+    NCCLNET_WARN(log,
+                 "message truncated: a %zu-byte send arrived for a %zu-byte receive buffer "
+                 "(NCCL tag %d, connection %u); the receive size must be at least the send size",
+                 capacity[index] + entry.olen, capacity[index], ncclTags[index],
+                 layout.connIdOf(tags[index]));
+  } else {
+    NCCLNET_WARN(log, "%s %d of %d on %s failed: %s (NCCL tag %d, connection %u) -> %s",
+                 isFlush  ? "flush"
+                 : isSend ? "send"
+                          : "receive",
+                 index + 1, n, comm->endpoint().nic().name.c_str(), text.c_str(), ncclTags[index],
+                 layout.connIdOf(tags[index]),
+                 result == ncclRemoteError ? "ncclRemoteError" : "ncclSystemError");
+  }
+  if (error == ncclSuccess) error = result;
+}
+
+ncclResult_t testRequest(Comm* comm, Request* request, int* done, int* sizes) {
+  Endpoint& endpoint = comm->endpoint();
+  // Progress first: on manual-progress providers nothing moves otherwise.
+  ncclResult_t res = endpoint.progress();
+  if (res != ncclSuccess) return res;
+  if (comm->kind() == Comm::Kind::Recv && !request->isFlush && request->error == ncclSuccess &&
+      request->posted < request->n) {
+    static_cast<RecvComm*>(comm)->postRemaining(request);
+  }
+  if (request->error != ncclSuccess && !request->cancelled) {
+    // One buffer failed: the request fails as a whole, and the buffers still
+    // posted are taken back so it can finish in bounded time.
+    request->cancelled = true;
+    for (int i = 0; i < request->posted; i++) {
+      if (!request->opDone[i]) endpoint.cancel(&request->ops[i]);
+    }
+    res = endpoint.progress();
+    if (res != ncclSuccess) return res;
+  }
+  *done = request->done();
+  if (!*done) return ncclSuccess;
+  if (sizes != nullptr && !request->isFlush) {
+    for (int i = 0; i < request->n; i++) sizes[i] = request->sizes[i];
+  }
+  return request->error;
+}
+
+void releaseRequest(Comm* comm, Request* request) {
+  if (comm->kind() == Comm::Kind::Send) {
+    static_cast<SendComm*>(comm)->requests().release(request);
+    return;
+  }
+  auto* recv = static_cast<RecvComm*>(comm);
+  if (!request->isFlush) {
+    auto& live = recv->inFlight_;
+    for (size_t i = 0; i < live.size(); i++) {
+      if (live[i] == request) {
+        live[i] = live.back();
+        live.pop_back();
+        break;
+      }
+    }
+  }
+  recv->requests().release(request);
+}
+
+// ---- send ---------------------------------------------------------------------
+
+ncclResult_t SendComm::isend(void* data, size_t size, int tag, void* mhandle, void** request) {
+  Endpoint& ep = endpoint();
+  *request = nullptr;
+  if (!ep.tags().fitsTag(tag)) {
+    NCCLNET_WARN(ep.log(), "isend: NCCL tag %d does not fit the provider's %d tag bits", tag,
+                 ep.tags().tagBits());
+    return ncclInvalidUsage;
+  }
+  void* desc = nullptr;
+  if (!ep.descriptorFor(mhandle, data, size, &desc)) {
+    NCCLNET_WARN(ep.log(), "isend: mhandle %p does not cover %zu bytes at %p", mhandle, size, data);
+    return ncclInvalidArgument;
+  }
+  Request* r = requests_.acquire();
+  if (r == nullptr) return ep.progress();  // all in flight: NULL request, try again
+  uint64_t wire = ep.tags().data(connId_, tag, sequences_.peek(tag));
+  r->ops[0].sink = r;
+  r->ops[0].index = 0;
+  ssize_t rc = ep.send(data, size, desc, peer_, wire, &r->ops[0]);
+  if (rc != 0) {
+    requests_.release(r);
+    if (rc == -FI_EAGAIN) return ep.progress();  // provider queue full: NULL request
+    NCCLNET_WARN(ep.log(), "isend of %zu bytes (NCCL tag %d) failed: %s", size, tag,
+                 fiError(static_cast<int>(rc)).c_str());
+    return resultFor(static_cast<int>(rc));
+  }
+  sequences_.advance(tag);
+  r->comm = this;
+  r->isSend = true;
+  r->n = 1;
+  r->posted = 1;
+  r->sizes[0] = static_cast<int>(size);
+  r->capacity[0] = size;
+  r->tags[0] = wire;
+  r->ncclTags[0] = tag;
+  pending++;
+  *request = r;
+  return ncclSuccess;
+}
+
+// ---- receive --------------------------------------------------------------------
+
+RecvComm::RecvComm(Endpoint* endpoint, fi_addr_t peer, uint32_t connId)
+    : Comm(Kind::Recv, endpoint), peer_(peer), connId_(connId) {}
+
+RecvComm::~RecvComm() {
+  endpoint().releaseControl(flushControl_);
+}
+
+void RecvComm::postRemaining(Request* r) {
+  while (r->posted < r->n) {
+    int i = r->posted;
+    ssize_t rc =
+        endpoint().recv(r->data[i], r->capacity[i], r->desc[i], peer_, r->tags[i], &r->ops[i]);
+    if (rc == -FI_EAGAIN) return;  // test() posts the rest
+    if (rc != 0) {
+      NCCLNET_WARN(endpoint().log(), "irecv: posting buffer %d of %d failed: %s", i + 1, r->n,
+                   fiError(static_cast<int>(rc)).c_str());
+      r->error = resultFor(static_cast<int>(rc));
+      return;
+    }
+    r->posted++;
+    pending++;
+  }
+}
+
+ncclResult_t RecvComm::irecv(int n, void** data, size_t* sizes, int* tags, void** mhandles,
+                             void** request) {
+  Endpoint& ep = endpoint();
+  *request = nullptr;
+  if (n < 1 || n > kMaxRecvs) {
+    NCCLNET_WARN(ep.log(), "irecv: n=%d outside 1..%d (maxRecvs)", n, kMaxRecvs);
+    return ncclInvalidArgument;
+  }
+  void* desc[kMaxRecvs];
+  for (int i = 0; i < n; i++) {
+    if (!ep.tags().fitsTag(tags[i])) {
+      NCCLNET_WARN(ep.log(), "irecv: NCCL tag %d does not fit the provider's %d tag bits", tags[i],
+                   ep.tags().tagBits());
+      return ncclInvalidUsage;
+    }
+    if (!ep.descriptorFor(mhandles ? mhandles[i] : nullptr, data[i], sizes[i], &desc[i])) {
+      NCCLNET_WARN(ep.log(), "irecv: mhandle %p does not cover %zu bytes at %p",
+                   mhandles ? mhandles[i] : nullptr, sizes[i], data[i]);
+      return ncclInvalidArgument;
+    }
+  }
+  if (inFlight_.size() >= NCCL_NET_MAX_REQUESTS) return ep.progress();
+  Request* r = requests_.acquire();
+  if (r == nullptr) return ep.progress();
+  r->comm = this;
+  r->n = n;
+  // Sequence numbers are taken in call order; a tag that appears twice in
+  // one group takes two consecutive numbers.
+  TagSequences next = sequences_;
+  for (int i = 0; i < n; i++) {
+    r->data[i] = data[i];
+    r->capacity[i] = sizes[i];
+    r->desc[i] = desc[i];
+    r->ncclTags[i] = tags[i];
+    r->tags[i] = ep.tags().data(connId_, tags[i], next.peek(tags[i]));
+    next.advance(tags[i]);
+    r->ops[i].sink = r;
+    r->ops[i].index = i;
+  }
+  postRemaining(r);
+  if (r->posted == 0) {
+    ncclResult_t error = r->error;
+    requests_.release(r);
+    if (error != ncclSuccess) return error;
+    return ep.progress();  // nothing accepted: NULL request, NCCL retries
+  }
+  // At least one buffer is posted: the request exists, and test() posts the
+  // rest. Each buffer's tag is unique, so late posting cannot reorder.
+  sequences_ = std::move(next);
+  inFlight_.push_back(r);
+  *request = r;
+  return ncclSuccess;
+}
+
+ncclResult_t RecvComm::iflush(int n, void** data, int* sizes, void** mhandles, void** request) {
+  Endpoint& ep = endpoint();
+  *request = nullptr;
+  // Host memory needs no flush; neither does a receive of 0 bytes. GPU
+  // memory is flushed by reading one byte of the first non-empty buffer
+  // back through the NIC: the read completes only after the NIC's earlier
+  // PCIe writes to that buffer have landed.
+  int target = -1;
+  for (int i = 0; i < n && target < 0; i++) {
+    if (sizes[i] > 0 && mhandles != nullptr && ep.isGpuRegistration(mhandles[i])) target = i;
+  }
+  if (target < 0) return ncclSuccess;
+  void* desc = nullptr;
+  if (flushControl_ == nullptr) {
+    ncclResult_t res =
+        ep.controlDescriptor(&flushScratch_, sizeof(flushScratch_), &desc, &flushControl_);
+    if (res != ncclSuccess) return res;
+  } else {
+    ep.descriptorFor(flushControl_, &flushScratch_, sizeof(flushScratch_), &desc);
+  }
+  Request* r = requests_.acquire();
+  if (r == nullptr) return ep.progress();
+  r->comm = this;
+  r->isFlush = true;
+  r->n = 1;
+  r->ops[0].sink = r;
+  r->ops[0].index = 0;
+  ssize_t rc = ep.readSelf(&flushScratch_, 1, desc, data[target], mhandles[target], &r->ops[0]);
+  if (rc != 0) {
+    requests_.release(r);
+    if (rc == -FI_EAGAIN) return ep.progress();
+    NCCLNET_WARN(ep.log(), "iflush: fi_read failed: %s", fiError(static_cast<int>(rc)).c_str());
+    return resultFor(static_cast<int>(rc));
+  }
+  r->posted = 1;
+  pending++;
+  *request = r;
+  return ncclSuccess;
+}
+
+void RecvComm::cancelAll() {
+  // Only receives can be taken back; a flush read finishes on its own.
+  for (Request* r : inFlight_) {
+    r->cancelled = true;
+    for (int i = 0; i < r->posted; i++) {
+      if (!r->opDone[i]) endpoint().cancel(&r->ops[i]);
+    }
+  }
+}
+
+}  // namespace ncclnet::ofinet

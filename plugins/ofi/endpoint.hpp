@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+// sdk-ofi: one device's libfabric objects (fabric, domain, completion queue,
+// address vector, endpoint), the progress loop that turns completions into
+// calls on their owners, and the device's registration caches.
+//
+// Every comm of a device shares its endpoint: the connection id in each tag
+// (tag.hpp) keeps their messages apart. Every call below, except open() and
+// the constructor/destructor, requires mutex() held: the provider was asked
+// for FI_THREAD_DOMAIN, so the plugin serializes its calls itself.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <rdma/fi_endpoint.h>
+
+#include "config.hpp"
+#include "discovery.hpp"
+#include "fid.hpp"
+#include "mr_cache.hpp"
+#include "ncclnet/log.hpp"
+
+namespace ncclnet::ofinet {
+
+// Room for an endpoint address in handles and connect messages. Wide enough
+// for every provider address we know of (sockaddr_in6: 28 bytes, efa: 32,
+// verbs;ofi_rxm with IB addressing: 48), and it keeps the handle within
+// NCCL's 128 bytes.
+constexpr size_t kMaxAddress = 96;
+
+// Whatever waits for libfabric completions: requests, listens, connects.
+class CompletionSink {
+ public:
+  virtual void onCompletion(int index, const fi_cq_tagged_entry& entry) = 0;
+  // `text` is fi_strerror plus the provider's own explanation.
+  virtual void onError(int index, const fi_cq_err_entry& entry, const std::string& text) = 0;
+
+ protected:
+  ~CompletionSink() = default;
+};
+
+// The context of one libfabric operation. The provider hands back the
+// pointer it was given, which is the address of fiContext and so of the
+// whole struct (standard layout, fiContext first).
+struct OpContext {
+  fi_context2 fiContext;
+  CompletionSink* sink;
+  int index;
+};
+static_assert(std::is_standard_layout_v<OpContext>, "op_context must map back to OpContext");
+
+// An object closed by NCCL while libfabric still held some of its contexts:
+// the endpoint keeps it until they have all come back (or the endpoint is
+// closed, after which none can).
+class Retirable {
+ public:
+  virtual ~Retirable() = default;
+  virtual bool quiescent() const = 0;
+};
+
+class Endpoint {
+ public:
+  static ncclResult_t open(const Nic& nic, const Config& config, const Logger& log,
+                           std::unique_ptr<Endpoint>* out);
+  ~Endpoint();
+  Endpoint(const Endpoint&) = delete;
+  Endpoint& operator=(const Endpoint&) = delete;
+
+  std::mutex& mutex() { return mutex_; }
+  const Nic& nic() const { return nic_; }
+  const TagLayout& tags() const { return nic_.tags; }
+  const Logger& log() const { return log_; }
+  const Config& config() const { return config_; }
+  const std::vector<uint8_t>& address() const { return address_; }
+
+  // ---- addressing and ids -------------------------------------------------
+  // The fi_addr_t of a peer's endpoint name (inserted once, then cached).
+  ncclResult_t resolve(const void* name, size_t length, fi_addr_t* out);
+  bool allocConnId(uint32_t* id);
+  void freeConnId(uint32_t id) { connIds_.erase(id); }
+  // Never reused while the endpoint lives: a late connect message for a
+  // closed listen can never match a new one.
+  uint64_t nextListenId() { return ++lastListenId_; }
+
+  // ---- operations: 0, -FI_EAGAIN (try later) or another negative fi_errno --
+  ssize_t send(const void* buf, size_t len, void* desc, fi_addr_t dest, uint64_t tag,
+               OpContext* op);
+  ssize_t recv(void* buf, size_t len, void* desc, fi_addr_t src, uint64_t tag, OpContext* op);
+  // An RMA read of this endpoint's own registered memory (the GPU flush).
+  ssize_t readSelf(void* buf, size_t len, void* desc, const void* remote, void* mhandle,
+                   OpContext* op);
+  int cancel(OpContext* op) { return static_cast<int>(fi_cancel(&ep_->fid, op)); }
+
+  // Reads the completion queue, dispatching every completion to its sink,
+  // and frees retired objects that became quiescent. An error is returned
+  // only when the queue itself fails.
+  ncclResult_t progress();
+  // Keeps `object` alive until it is quiescent.
+  void retire(std::unique_ptr<Retirable> object);
+
+  // ---- memory registration ------------------------------------------------
+  // `type` NCCL_PTR_HOST or NCCL_PTR_CUDA (the latter only when nic().hmem).
+  ncclResult_t regMr(void* data, size_t size, int type, void** mhandle);
+  ncclResult_t deregMr(void* mhandle);
+  // The descriptor for a buffer inside `mhandle` (NULL mhandle: none, which
+  // only providers without FI_MR_LOCAL accept). False for a handle that is
+  // not a live registration or does not cover the buffer.
+  bool descriptorFor(void* mhandle, const void* data, size_t size, void** desc);
+  bool needsLocalMr() const { return (mrMode_ & FI_MR_LOCAL) != 0; }
+  bool isGpuRegistration(const void* mhandle) const { return cudaCache_->contains(mhandle); }
+
+  // The descriptor of the endpoint's own control buffers (connect messages).
+  ncclResult_t controlDescriptor(const void* data, size_t size, void** desc,
+                                 MrCache::Entry** entry);
+  void releaseControl(MrCache::Entry* entry);
+
+ private:
+  Endpoint(const Nic& nic, const Config& config, const Logger& log);
+  int registerPages(void* base, size_t length, int type, void** handle);
+  MrCache& cacheFor(int type) { return type == NCCL_PTR_CUDA ? *cudaCache_ : *hostCache_; }
+
+  std::mutex mutex_;
+  const Nic& nic_;
+  Config config_;
+  Logger log_;
+  int mrMode_ = 0;
+  uint64_t nextMrKey_ = 1;  // for providers without FI_MR_PROV_KEY
+
+  FabricPtr fabric_;
+  DomainPtr domain_;
+  CqPtr cq_;
+  AvPtr av_;
+  EpPtr ep_;
+  std::vector<uint8_t> address_;
+  std::map<std::vector<uint8_t>, fi_addr_t> peers_;
+  std::set<uint32_t> connIds_;
+  uint32_t lastConnId_ = 0;
+  uint64_t lastListenId_ = 0;
+  std::unique_ptr<MrCache> hostCache_;
+  std::unique_ptr<MrCache> cudaCache_;
+  std::vector<std::unique_ptr<Retirable>> retired_;
+  std::vector<fi_cq_tagged_entry> batch_;
+  fi_addr_t self_ = FI_ADDR_NOTAVAIL;
+};
+
+}  // namespace ncclnet::ofinet

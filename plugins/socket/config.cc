@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: Apache-2.0
+// sdk-socket: reading and resolving the knobs.
+#include "config.hpp"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace ncclnet::socketnet {
+
+void autoThreads(int cores, int* nThreads, int* nSocksPerThread) {
+  // Below 8 cores a helper thread has no core of its own: NCCL's progress
+  // thread spins in test() and would compete with it, so the progress thread
+  // moves the data itself over one socket (on 2 cores this matched raw TCP,
+  // where 2 sockets or a helper thread lost 10-40%: docs/performance.md).
+  // From 8 cores on, one helper per 8 cores (at most 4) takes the copies off
+  // the progress thread without starving the machine's other comms and
+  // ranks, and two sockets per helper let one refill while the other drains.
+  if (cores < 8) {
+    *nThreads = 0;
+    *nSocksPerThread = 1;
+  } else {
+    *nThreads = std::min(cores / 8, 4);
+    *nSocksPerThread = 2;
+  }
+}
+
+void capThreads(int* nThreads, int* nSocksPerThread) {
+  *nThreads = std::min(*nThreads, kMaxThreads);
+  *nSocksPerThread = std::max(*nSocksPerThread, 1);
+  int drivers = std::max(*nThreads, 1);
+  if (drivers * *nSocksPerThread > kMaxStreams) *nSocksPerThread = kMaxStreams / drivers;
+}
+
+ncclResult_t Config::read(ParamTable& params, int cores, Config* out) {
+  Config c;
+  ncclResult_t res =
+      params.readString("NCCL_SOCKET_IFNAME", "",
+                        "interfaces to use: prefix list, '^' excludes, '=' matches exactly; "
+                        "empty: ib* if any, else every interface but lo and docker*",
+                        &c.ifname);
+  if (res != ncclSuccess) return res;
+
+  std::string family;
+  res = params.readChoice("NCCL_SOCKET_FAMILY", "any", {"any", "AF_INET", "AF_INET6"},
+                          "address family of the interfaces used", &family);
+  if (res != ncclSuccess) return res;
+  c.family = family == "AF_INET" ? AF_INET : family == "AF_INET6" ? AF_INET6 : AF_UNSPEC;
+
+  int autoT = 1, autoS = 1;
+  autoThreads(cores, &autoT, &autoS);
+  int64_t value = 0;
+  res = params.readInt("NCCL_SOCKET_NTHREADS", kAuto,
+                       "helper threads per comm, 0..16 (0: the progress thread moves the data; "
+                       "-2: automatic from the core count)",
+                       &value, kAuto, kMaxThreads);
+  if (res != ncclSuccess) return res;
+  if (value == -1) value = kAuto;
+  c.nThreads = value == kAuto ? autoT : static_cast<int>(value);
+
+  res = params.readInt("NCCL_NSOCKS_PERTHREAD", kAuto,
+                       "data sockets per helper thread, 1..64 (threads x sockets <= 64; "
+                       "-2: automatic)",
+                       &value, kAuto, kMaxStreams);
+  if (res != ncclSuccess) return res;
+  if (value == -1 || value == 0) value = kAuto;
+  c.nSocksPerThread = value == kAuto ? autoS : static_cast<int>(value);
+  capThreads(&c.nThreads, &c.nSocksPerThread);
+
+  res = params.readInt("NCCL_SOCKET_INLINE", 4096,
+                       "messages up to this many bytes travel with their header on the control "
+                       "socket, skipping the helper threads",
+                       &value, 0, 1 << 20);
+  if (res != ncclSuccess) return res;
+  c.inlineBytes = static_cast<size_t>(value);
+
+  res = params.readInt("NCCL_SOCKET_MIN_TASKSIZE", 64 << 10,
+                       "smallest stripe of a large message given a socket of its own (bytes)",
+                       &value, 4096, 1 << 30);
+  if (res != ncclSuccess) return res;
+  c.minTaskBytes = static_cast<size_t>(value);
+
+  res = params.readInt("NCCLNET_SOCKET_CONNECT_TIMEOUT_MS", 30000,
+                       "connect gives up (ncclRemoteError) when the listener stays unreachable "
+                       "this long",
+                       &value, 100, 3600 * 1000);
+  if (res != ncclSuccess) return res;
+  c.connectTimeoutMs = static_cast<int>(value);
+
+  res = params.readInt("NCCLNET_SOCKET_HANDSHAKE_TIMEOUT_MS", 10000,
+                       "accept drops a connection that has not completed its hello this long "
+                       "after arriving",
+                       &value, 100, 3600 * 1000);
+  if (res != ncclSuccess) return res;
+  c.handshakeTimeoutMs = static_cast<int>(value);
+
+  res = params.readInt("NCCLNET_SOCKET_PEER_TIMEOUT_MS", 30000,
+                       "a peer that stops acknowledging data (or keepalives) this long is "
+                       "declared dead (TCP_USER_TIMEOUT and keepalive)",
+                       &value, 1000, 3600 * 1000);
+  if (res != ncclSuccess) return res;
+  c.peerTimeoutMs = static_cast<int>(value);
+
+  res = params.readInt("NCCLNET_SOCKET_BUFFER_BYTES", 0,
+                       "SO_SNDBUF/SO_RCVBUF of each data socket; 0 keeps the kernel's autotuning",
+                       &value, 0, 1 << 30);
+  if (res != ncclSuccess) return res;
+  c.socketBufferBytes = static_cast<int>(value);
+
+  *out = c;
+  return ncclSuccess;
+}
+
+}  // namespace ncclnet::socketnet

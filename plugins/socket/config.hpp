@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// sdk-socket: every knob the plugin reads, resolved once at init.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "ncclnet/params.hpp"
+
+namespace ncclnet::socketnet {
+
+// NCCL's own caps for its Socket transport: at most 16 helper threads and
+// 64 data sockets per comm.
+constexpr int kMaxThreads = 16;
+constexpr int kMaxStreams = 64;
+constexpr int kAuto = -2;  // NCCL's spelling of "pick a default"
+
+struct Config {
+  std::string ifname;          // NCCL_SOCKET_IFNAME ("" = automatic choice)
+  int family = 0;              // AF_UNSPEC, AF_INET or AF_INET6
+  int nThreads = 1;            // helper threads per comm (0: the caller moves the data)
+  int nSocksPerThread = 1;     // data sockets per helper thread
+  size_t inlineBytes = 0;      // payloads up to this size ride with their header
+  size_t minTaskBytes = 0;     // smallest stripe worth a socket of its own
+  int connectTimeoutMs = 0;    // connect() retries (refused, unreachable) give up after this
+  int handshakeTimeoutMs = 0;  // an accepted socket must say hello within this
+  int peerTimeoutMs = 0;       // TCP_USER_TIMEOUT / keepalive bound on a silent dead peer
+  int socketBufferBytes = 0;   // SO_SNDBUF/SO_RCVBUF of data sockets (0: kernel autotuning)
+
+  // Data sockets per comm: every helper thread drives nSocksPerThread of
+  // them; without helper threads the caller drives nSocksPerThread.
+  int streams() const { return (nThreads > 0 ? nThreads : 1) * nSocksPerThread; }
+
+  // Reads every knob into `params` (so tools can list them) and resolves the
+  // automatic values for a machine with `cores` online CPUs.
+  static ncclResult_t read(ParamTable& params, int cores, Config* out);
+};
+
+// The automatic helper-thread and socket counts for `cores` CPUs, before the
+// caps. Exposed for tests and for the documentation's table.
+void autoThreads(int cores, int* nThreads, int* nSocksPerThread);
+
+// Applies NCCL's caps: threads <= 16, threads x sockets <= 64 (sockets per
+// thread shrink first, as NCCL does).
+void capThreads(int* nThreads, int* nSocksPerThread);
+
+}  // namespace ncclnet::socketnet

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0
+// sdk-socket: the control socket's byte queues and the data sockets' drivers.
+#include "core.hpp"
+
+#include <cerrno>
+#include <cstring>
+
+namespace ncclnet::socketnet {
+
+namespace {
+// Receive buffer for control bytes: many headers and small inline payloads
+// arrive in one recv() call.
+constexpr size_t kRxBytes = 256 << 10;
+}  // namespace
+
+CommCore::CommCore(Fd control, std::vector<Fd> data, Shape shape, bool sending, Logger log,
+                   std::string what)
+    : shape_(shape), health_(log, std::move(what)), control_(std::move(control)), rx_(kRxBytes) {
+  int count = static_cast<int>(data.size());
+  for (int i = 0; i < count; i++) {
+    streams_.push_back(std::make_unique<Stream>(std::move(data[i]), sending, i, &health_));
+  }
+  plan_.resize(count);
+  // Stream i belongs to thread i % nThreads: consecutive stripes of one
+  // message land on different threads.
+  int nThreads = shape_.nThreads;
+  for (int t = 0; t < nThreads && t < count; t++) {
+    std::vector<Stream*> mine;
+    for (int i = t; i < count; i += nThreads) mine.push_back(streams_[i].get());
+    workers_.push_back(std::make_unique<Worker>(std::move(mine), &health_));
+  }
+}
+
+CommCore::~CommCore() {
+  workers_.clear();  // joins: no thread touches a stream past this line
+}
+
+void CommCore::queueControl(const void* bytes, size_t size) {
+  if (txHead_ == tx_.size()) {
+    tx_.clear();
+    txHead_ = 0;
+  }
+  const auto* p = static_cast<const uint8_t*>(bytes);
+  tx_.insert(tx_.end(), p, p + size);
+}
+
+void CommCore::flushControl() {
+  while (txHead_ < tx_.size() && health_.ok()) {
+    size_t moved = 0;
+    Io io = sendSome(control_.get(), tx_.data() + txHead_, tx_.size() - txHead_, &moved);
+    if (io == Io::Moved) {
+      txHead_ += moved;
+    } else if (io == Io::WouldBlock) {
+      return;
+    } else if (io == Io::Closed) {
+      health_.fail(ncclRemoteError, "control socket: connection closed by the peer");
+    } else {
+      health_.fail(ncclSystemError, "control socket: send failed: %s", std::strerror(errno));
+    }
+  }
+}
+
+void CommCore::fillControl() {
+  if (rxHead_ == rxTail_) rxHead_ = rxTail_ = 0;
+  if (rxTail_ == rx_.size() && rxHead_ > 0) {  // make room at the end
+    std::memmove(rx_.data(), rx_.data() + rxHead_, rxTail_ - rxHead_);
+    rxTail_ -= rxHead_;
+    rxHead_ = 0;
+  }
+  while (rxTail_ < rx_.size() && health_.ok()) {
+    size_t moved = 0;
+    Io io = recvSome(control_.get(), rx_.data() + rxTail_, rx_.size() - rxTail_, &moved);
+    if (io == Io::Moved) {
+      rxTail_ += moved;
+      if (rxTail_ < rx_.size()) return;  // a short read: the socket is empty
+    } else if (io == Io::WouldBlock) {
+      return;
+    } else if (io == Io::Closed) {
+      health_.fail(ncclRemoteError, "control socket: connection closed by the peer");
+    } else {
+      health_.fail(ncclSystemError, "control socket: recv failed: %s", std::strerror(errno));
+    }
+  }
+}
+
+void CommCore::queueStripes(char* data, size_t size, std::atomic<int>* remaining) {
+  int count = static_cast<int>(streams_.size());
+  int n = planStripes(size, count, shape_.minTaskBytes, nextStream_, plan_.data());
+  nextStream_ = (nextStream_ + n) % count;
+  remaining->fetch_add(n, std::memory_order_acq_rel);
+  int nThreads = static_cast<int>(workers_.size());
+  for (int i = 0; i < n; i++) {
+    const Stripe& s = plan_[i];
+    bool wasIdle = streams_[s.stream]->push(data + s.offset, s.length, remaining);
+    if (wasIdle && nThreads > 0) workers_[s.stream % nThreads]->wake();
+  }
+  driveStreams();
+}
+
+void CommCore::driveStreams() {
+  // The caller polls test() anyway: letting it move bytes too means a
+  // spinning progress thread does useful work instead of competing with the
+  // helper threads for the same cores. A stream a helper is driving is
+  // skipped, never waited for.
+  for (auto& stream : streams_) stream->tryProgress();
+}
+
+}  // namespace ncclnet::socketnet

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+// sdk-socket: what both directions of a connection share. The control
+// socket (headers one way, clear-to-sends the other) is driven by whoever
+// calls into the comm; the data sockets by helper threads and, whenever no
+// helper holds them, by the caller too.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "config.hpp"
+#include "fd.hpp"
+#include "health.hpp"
+#include "stream.hpp"
+#include "stripe.hpp"
+
+namespace ncclnet::socketnet {
+
+// What both ends of one connection agreed on (the listener's values, carried
+// by the handle).
+struct Shape {
+  int nThreads = 1;         // helper threads on each end
+  size_t minTaskBytes = 1;  // stripe minimum
+};
+
+class CommCore {
+ public:
+  // `data` holds one socket per stream, in stream order.
+  CommCore(Fd control, std::vector<Fd> data, Shape shape, bool sending, Logger log,
+           std::string what);
+  ~CommCore();  // helper threads stop before the sockets close
+  CommCore(const CommCore&) = delete;
+  CommCore& operator=(const CommCore&) = delete;
+
+  Health& health() { return health_; }
+  std::mutex& mutex() { return mutex_; }
+
+  // Control plane; callers hold mutex().
+  void queueControl(const void* bytes, size_t size);
+  void flushControl();
+  // Appends what the control socket holds to the receive buffer; a closed
+  // socket fails the comm.
+  void fillControl();
+  const uint8_t* rxData() const { return rx_.data() + rxHead_; }
+  size_t rxSize() const { return rxTail_ - rxHead_; }
+  void consume(size_t size) { rxHead_ += size; }
+
+  // Cuts [data, data+size) into stripes, queues them on the data sockets,
+  // and adds their count to `remaining`. Both ends call it in the same
+  // message order, so the stripes line up.
+  void queueStripes(char* data, size_t size, std::atomic<int>* remaining);
+
+  // Moves data on every data socket no helper thread is driving right now,
+  // from the calling thread, without blocking.
+  void driveStreams();
+
+ private:
+  Shape shape_;
+  Health health_;
+  std::mutex mutex_;
+  Fd control_;
+  std::vector<std::unique_ptr<Stream>> streams_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  int nextStream_ = 0;
+  std::vector<Stripe> plan_;
+  std::vector<uint8_t> tx_;
+  size_t txHead_ = 0;
+  std::vector<uint8_t> rx_;
+  size_t rxHead_ = 0;
+  size_t rxTail_ = 0;
+};
+
+}  // namespace ncclnet::socketnet

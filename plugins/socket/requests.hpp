@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+// sdk-socket: the request objects NCCL holds between isend/irecv and test.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "ncclnet/abi/common.h"
+#include "wire.hpp"
+
+namespace ncclnet::socketnet {
+
+constexpr uint32_t kRequestMagic = 0x5251'5353;
+
+// An atomic counter the request pool can recycle: the pool resets a slot by
+// assigning a fresh request, and std::atomic cannot be assigned.
+struct Counter {
+  std::atomic<int> value{0};
+  Counter() = default;
+  Counter(const Counter&) {}
+  Counter& operator=(const Counter&) {
+    value.store(0, std::memory_order_relaxed);
+    return *this;
+  }
+};
+
+enum class RequestKind : uint32_t { Send = 1, Recv = 2 };
+
+// What test() sees first: which comm, and which direction.
+struct RequestBase {
+  uint32_t magic = kRequestMagic;
+  RequestKind kind = RequestKind::Send;
+  void* comm = nullptr;
+};
+
+struct SendRequest : RequestBase {
+  char* data = nullptr;
+  size_t size = 0;
+  int tag = 0;
+  bool matched = false;  // paired with a receive buffer (or refused)
+  ncclResult_t error = ncclSuccess;
+  Counter remaining;  // stripes still moving
+};
+
+struct RecvRequest : RequestBase {
+  int n = 0;
+  char* data[kMaxRecvs] = {};
+  size_t capacity[kMaxRecvs] = {};
+  int tags[kMaxRecvs] = {};
+  int sizes[kMaxRecvs] = {};
+  bool slotMatched[kMaxRecvs] = {};
+  int matchedSlots = 0;
+  ncclResult_t error = ncclSuccess;
+  Counter remaining;  // stripes and inline payloads still arriving
+};
+
+}  // namespace ncclnet::socketnet

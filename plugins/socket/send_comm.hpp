@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: Apache-2.0
+// sdk-socket: the sending end of a connection.
+#pragma once
+
+#include <deque>
+#include <memory>
+
+#include "core.hpp"
+#include "ncclnet/request_pool.hpp"
+#include "requests.hpp"
+
+namespace ncclnet::socketnet {
+
+class SendComm {
+ public:
+  static constexpr uint32_t kMagic = 0x5343'5353;
+
+  SendComm(std::unique_ptr<CommCore> core, size_t inlineBytes);
+
+  bool valid() const { return magic_ == kMagic; }
+  ncclResult_t isend(void* data, size_t size, int tag, void** request);
+  ncclResult_t test(SendRequest* request, int* done, int* size);
+
+ private:
+  // Everything the connection can do without blocking: flush headers, read
+  // clear-to-sends, pair sends with them, and move stripes on sockets no
+  // helper is driving. Caller holds the core's mutex.
+  void pump();
+  void matchSends();
+  void sendHeader(SendRequest* r, size_t ahead, int slot, uint8_t flags);
+
+  struct PostedRecv {  // a receive the peer announced
+    ClearToSend cts;
+    bool filled[kMaxRecvs] = {};
+    bool complete() const {
+      for (int i = 0; i < cts.n; i++) {
+        if (!filled[i]) return false;
+      }
+      return true;
+    }
+  };
+
+  const uint32_t magic_ = kMagic;
+  std::unique_ptr<CommCore> core_;
+  size_t inlineBytes_;
+  RequestPool<SendRequest> pool_{NCCL_NET_MAX_REQUESTS * kMaxRecvs};
+  std::deque<SendRequest*> unmatched_;  // posting order
+  std::deque<PostedRecv> posted_;       // the peer's posting order
+};
+
+}  // namespace ncclnet::socketnet

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: Apache-2.0
+// sdk-socket: the pieces on their own (no sockets).
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+
+#include <cstring>
+#include <numeric>
+
+#include "config.hpp"
+#include "interfaces.hpp"
+#include "stripe.hpp"
+#include "wire.hpp"
+
+namespace ncclnet::socketnet {
+namespace {
+
+TEST(IfnameFilter, PrefixList) {
+  IfnameFilter f = IfnameFilter::parse("eth,ib");
+  EXPECT_TRUE(f.matches("eth0"));
+  EXPECT_TRUE(f.matches("ib1"));
+  EXPECT_FALSE(f.matches("lo"));
+  EXPECT_FALSE(f.matches("veth0"));
+}
+
+TEST(IfnameFilter, Exact) {
+  IfnameFilter f = IfnameFilter::parse("=eth0,lo");
+  EXPECT_TRUE(f.matches("eth0"));
+  EXPECT_FALSE(f.matches("eth01"));
+  EXPECT_TRUE(f.matches("lo"));
+}
+
+TEST(IfnameFilter, Exclude) {
+  IfnameFilter f = IfnameFilter::parse("^docker,lo");
+  EXPECT_TRUE(f.matches("eth0"));
+  EXPECT_FALSE(f.matches("docker0"));
+  EXPECT_FALSE(f.matches("lo"));
+}
+
+TEST(IfnameFilter, ExcludeExact) {
+  IfnameFilter f = IfnameFilter::parse("^=eth0");
+  EXPECT_FALSE(f.matches("eth0"));
+  EXPECT_TRUE(f.matches("eth01"));
+}
+
+TEST(IfnameFilter, EmptyEntriesIgnored) {
+  IfnameFilter f = IfnameFilter::parse(",lo,,");
+  EXPECT_TRUE(f.matches("lo"));
+  EXPECT_FALSE(f.matches("eth0"));
+}
+
+TEST(Interfaces, LoopbackOnlyWhenAsked) {
+  Logger log;
+  for (const Interface& itf : findInterfaces("", AF_UNSPEC, log)) EXPECT_NE(itf.name, "lo");
+  auto lo = findInterfaces("lo", AF_INET, log);
+  ASSERT_EQ(lo.size(), 1u);
+  EXPECT_EQ(lo[0].addr.ss_family, AF_INET);
+  EXPECT_EQ(lo[0].speedMbps, kFallbackSpeedMbps);
+  EXPECT_FALSE(lo[0].speedFromSysfs);
+  EXPECT_TRUE(lo[0].pciPath.empty());
+  EXPECT_TRUE(findInterfaces("no-such-if", AF_UNSPEC, log).empty());
+}
+
+TEST(Wire, HandleRoundTrip) {
+  ListenHandle h;
+  auto* in = reinterpret_cast<sockaddr_in*>(&h.addr);
+  in->sin_family = AF_INET;
+  in->sin_port = htons(4242);
+  inet_pton(AF_INET, "10.1.2.3", &in->sin_addr);
+  h.addrLen = sizeof(sockaddr_in);
+  h.cookie = 0x1122334455667788ull;
+  h.nThreads = 3;
+  h.nSocksPerThread = 2;
+  h.minTaskBytes = 65536;
+  char buffer[NCCL_NET_HANDLE_MAXSIZE] = {};
+  encodeHandle(h, buffer);
+  ListenHandle out;
+  ASSERT_EQ(decodeHandle(buffer, &out), WireError::None);
+  EXPECT_EQ(out.cookie, h.cookie);
+  EXPECT_EQ(out.nThreads, 3);
+  EXPECT_EQ(out.nSocksPerThread, 2);
+  EXPECT_EQ(out.minTaskBytes, 65536u);
+  EXPECT_EQ(out.connectId, 0u);
+  EXPECT_EQ(std::memcmp(&out.addr, &h.addr, sizeof(sockaddr_in)), 0);
+  storeConnectId(buffer, 99);
+  ASSERT_EQ(decodeHandle(buffer, &out), WireError::None);
+  EXPECT_EQ(out.connectId, 99u);
+  EXPECT_EQ(out.cookie, h.cookie) << "the connect id must not touch the listen's fields";
+}
+
+TEST(Wire, HandleIpv6RoundTrip) {
+  ListenHandle h;
+  auto* in6 = reinterpret_cast<sockaddr_in6*>(&h.addr);
+  in6->sin6_family = AF_INET6;
+  in6->sin6_port = htons(1);
+  inet_pton(AF_INET6, "fd00::2", &in6->sin6_addr);
+  h.addrLen = sizeof(sockaddr_in6);
+  h.nThreads = 0;
+  h.nSocksPerThread = 4;
+  h.minTaskBytes = 4096;
+  char buffer[NCCL_NET_HANDLE_MAXSIZE] = {};
+  encodeHandle(h, buffer);
+  ListenHandle out;
+  ASSERT_EQ(decodeHandle(buffer, &out), WireError::None);
+  EXPECT_EQ(out.addrLen, sizeof(sockaddr_in6));
+  EXPECT_EQ(
+      std::memcmp(&reinterpret_cast<sockaddr_in6*>(&out.addr)->sin6_addr, &in6->sin6_addr, 16), 0);
+}
+
+TEST(Wire, HandleRejectsForeignBytes) {
+  char buffer[NCCL_NET_HANDLE_MAXSIZE] = {};
+  ListenHandle out;
+  EXPECT_EQ(decodeHandle(buffer, &out), WireError::BadMagic);
+}
+
+TEST(Wire, HelloChecksMagicVersionCookie) {
+  Hello h;
+  h.cookie = 42;
+  h.connectionId = 7;
+  h.index = 2;
+  h.streams = 4;
+  h.nThreads = 2;
+  uint8_t bytes[kHelloBytes];
+  encodeHello(h, bytes);
+  Hello out;
+  ASSERT_EQ(decodeHello(bytes, 42, &out), WireError::None);
+  EXPECT_EQ(out.connectionId, 7u);
+  EXPECT_EQ(out.index, 2);
+  EXPECT_EQ(out.streams, 4);
+  EXPECT_EQ(decodeHello(bytes, 43, &out), WireError::BadCookie);
+  uint8_t old[kHelloBytes];
+  std::memcpy(old, bytes, sizeof(old));
+  old[4] ^= 0xff;  // protocol version
+  EXPECT_EQ(decodeHello(old, 42, &out), WireError::BadVersion);
+  bytes[0] ^= 0xff;
+  EXPECT_EQ(decodeHello(bytes, 42, &out), WireError::BadMagic);
+  h.index = 5;  // beyond the stream count
+  encodeHello(h, bytes);
+  EXPECT_EQ(decodeHello(bytes, 42, &out), WireError::BadField);
+}
+
+TEST(Wire, HeaderAndCtsRoundTrip) {
+  DataHeader h;
+  h.size = (1ull << 33) + 5;
+  h.tag = -3;
+  h.slot = 7;
+  h.flags = kFlagTruncated;
+  uint8_t bytes[kHeaderBytes];
+  encodeHeader(h, bytes);
+  DataHeader out;
+  ASSERT_TRUE(decodeHeader(bytes, &out));
+  EXPECT_EQ(out.size, h.size);
+  EXPECT_EQ(out.tag, -3);
+  EXPECT_EQ(out.slot, 7);
+  EXPECT_EQ(out.flags, kFlagTruncated);
+  bytes[1] ^= 1;
+  EXPECT_FALSE(decodeHeader(bytes, &out));
+
+  ClearToSend c;
+  c.n = 8;
+  for (int i = 0; i < 8; i++) {
+    c.sizes[i] = 1000u * i;
+    c.tags[i] = 100 + i;
+  }
+  uint8_t frame[kCtsBytes];
+  encodeCts(c, frame);
+  ClearToSend back;
+  ASSERT_TRUE(decodeCts(frame, &back));
+  EXPECT_EQ(back.n, 8);
+  EXPECT_EQ(back.sizes, c.sizes);
+  EXPECT_EQ(back.tags, c.tags);
+}
+
+// Stripes cover the message exactly once, in order, on rotating sockets.
+void expectCover(size_t size, int streams, size_t minTask, int first) {
+  std::vector<Stripe> plan(streams);
+  int n = planStripes(size, streams, minTask, first, plan.data());
+  ASSERT_LE(n, streams);
+  size_t offset = 0;
+  for (int i = 0; i < n; i++) {
+    EXPECT_EQ(plan[i].offset, offset);
+    EXPECT_GT(plan[i].length, 0u);
+    EXPECT_EQ(plan[i].stream, (first + i) % streams);
+    if (i + 1 < n) {
+      EXPECT_GE(plan[i].length, std::min(minTask, size));
+    }
+    offset += plan[i].length;
+  }
+  EXPECT_EQ(offset, size);
+}
+
+TEST(Stripes, CoverEveryByteOnce) {
+  for (size_t size : {size_t{1}, size_t{4095}, size_t{65536}, size_t{65537}, size_t{1} << 20,
+                      (size_t{64} << 20) + 3}) {
+    for (int streams : {1, 2, 3, 8, 64}) {
+      for (int first : {0, 1, streams - 1}) expectCover(size, streams, 65536, first);
+    }
+  }
+}
+
+TEST(Stripes, SmallMessagesStayWhole) {
+  Stripe plan[8];
+  EXPECT_EQ(planStripes(0, 8, 65536, 0, plan), 0);
+  EXPECT_EQ(planStripes(1000, 8, 65536, 3, plan), 1);
+  EXPECT_EQ(plan[0].stream, 3);
+  EXPECT_EQ(planStripes(3 * 65536, 8, 65536, 0, plan), 3);
+  EXPECT_EQ(planStripes(64 << 20, 8, 65536, 0, plan), 8);
+  EXPECT_EQ(plan[0].length, size_t{8} << 20);
+}
+
+TEST(Config, CapsFollowNccl) {
+  int threads = 32, socks = 8;
+  capThreads(&threads, &socks);
+  EXPECT_EQ(threads, kMaxThreads);
+  EXPECT_EQ(socks, kMaxStreams / kMaxThreads);
+  threads = 0;
+  socks = 100;
+  capThreads(&threads, &socks);
+  EXPECT_EQ(socks, kMaxStreams);
+  for (int cores : {1, 2, 4, 16, 64, 256}) {
+    autoThreads(cores, &threads, &socks);
+    EXPECT_GE(threads, 0);
+    EXPECT_LE(threads, kMaxThreads);
+    EXPECT_GE(socks, 1);
+    EXPECT_LE(std::max(threads, 1) * socks, kMaxStreams);
+  }
+}
+
+}  // namespace
+}  // namespace ncclnet::socketnet
