@@ -25,6 +25,10 @@ summary=$OUT/summary.txt
 } 2>&1 | tee -a "$summary"
 
 status=0
+for so in "$build"/plugins/*/libnccl-net-sdk-*.so; do
+  "$build/tools/ncclnet-info/ncclnet-info" --plugin "$so" --nccl 2.28 >"$OUT/info-$(basename "$so" .so).txt" 2>&1
+  echo "ncclnet-info $(basename "$so"): exit $?" | tee -a "$summary"
+done
 echo "== sdk-socket vs NCCL Socket" | tee -a "$summary"
 if timeout 420 "$here/nccl_socket_compare.sh" "$build" >"$OUT/socket_compare.txt" 2>&1; then
   echo "socket compare: ok" | tee -a "$summary"
@@ -61,7 +65,7 @@ plugin_run() {  # NAME PLUGIN_SO NCCL_NET_NAME [VAR=VALUE ...]
 }
 
 plugin_run sdk-ofi "$build/plugins/ofi/libnccl-net-sdk-ofi.so" sdk-ofi \
-  FI_PROVIDER="tcp;ofi_rxm" FI_TCP_IFACE=lo NCCLNET_OFI_LOOPBACK=1
+  FI_PROVIDER="tcp;ofi_rxm" FI_TCP_IFACE=lo NCCLNET_OFI_DOMAINS=lo
 softverbs=$(ls "$build"/plugins/ib/softverbs/libsoftverbs.so* 2>/dev/null | head -1)
 plugin_run sdk-ib "$build/plugins/ib/libnccl-net-sdk-ib.so" sdk-ib \
   NCCL_IBVERBS_LIB="$softverbs"
