@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // ncclnet-bench: one-way bandwidth (a window of messages in flight) and
-// ping-pong latency of any net plugin, each next to raw TCP between the same
+// ping-pong latency of any net plugin, each next to a baseline (raw TCP, or raw libfabric) between the same
 // two processes with the same number of streams.
 //
 //   ncclnet-bench --plugin ./libnccl-net-sdk-socket.so [--tcp-streams 2]
@@ -15,6 +15,9 @@
 #include "pair.hpp"
 #include "plugin_peer.hpp"
 #include "tcp_peer.hpp"
+#ifdef NCCLNET_BENCH_HAVE_FABRIC
+#include "fabric_peer.hpp"
+#endif
 
 namespace bench {
 namespace {
@@ -27,7 +30,8 @@ struct Options {
   int reps = 3;
   int tcpStreams = 0;  // 0: the plugin's (sdk-socket knobs), else 1
   std::string tcpHost = "127.0.0.1";
-  bool tcp = true;
+  bool tcp = true;               // run a baseline at all
+  std::string baseline = "tcp";  // tcp, or fabric (raw libfabric; needs libfabric)
   bool quick = false;
   int latencyIters = 20000;
 };
@@ -46,6 +50,8 @@ void usage() {
       "  --tcp-streams N   baseline connections (default: NCCL_SOCKET_NTHREADS x\n"
       "                    NCCL_NSOCKS_PERTHREAD when both are set, else 1)\n"
       "  --tcp-host ADDR   baseline address (default 127.0.0.1)\n"
+      "  --baseline tcp|fabric  raw TCP (default), or raw libfabric tagged RDM on the\n"
+      "                    provider FI_PROVIDER names (default tcp;ofi_rxm)\n"
       "  --no-tcp          skip the baseline\n"
       "  --latency-iters N ping-pong round trips (default 20000)\n"
       "  --quick           fewer iterations (smoke test)\n"
@@ -114,6 +120,10 @@ bool parse(int argc, char** argv, Options* o) {
       o->tcpStreams = std::max(1, std::atoi(v));
     else if (a == "--tcp-host")
       o->tcpHost = v;
+    else if (a == "--baseline") {
+      o->baseline = v;
+      if (o->baseline != "tcp" && o->baseline != "fabric") return false;
+    }
     else if (a == "--latency-iters")
       o->latencyIters = std::max(1, std::atoi(v));
     else
@@ -249,20 +259,25 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ncclnet-bench: the plugin run failed\n");
     return 1;
   }
-  if (o.tcp && !measure(
-                   o,
-                   [&](Pair& p, std::string* why) -> std::unique_ptr<Peer> {
-                     return TcpPeer::open(o.tcpHost, o.tcpStreams, bufferBytes, p, why);
-                   },
-                   &tcp)) {
-    std::fprintf(stderr, "ncclnet-bench: the raw TCP run failed\n");
+  auto openBaseline = [&](Pair& p, std::string* why) -> std::unique_ptr<Peer> {
+#ifdef NCCLNET_BENCH_HAVE_FABRIC
+    if (o.baseline == "fabric") return FabricPeer::open(bufferBytes, o.window, p, why);
+#endif
+    if (o.baseline == "fabric") {
+      *why = "this ncclnet-bench was built without libfabric";
+      return nullptr;
+    }
+    return TcpPeer::open(o.tcpHost, o.tcpStreams, bufferBytes, p, why);
+  };
+  if (o.tcp && !measure(o, openBaseline, &tcp)) {
+    std::fprintf(stderr, "ncclnet-bench: the %s baseline run failed\n", o.baseline.c_str());
     return 1;
   }
 
   std::printf("plugin:   %s\n", plugin.name.c_str());
   if (o.tcp) std::printf("baseline: %s\n", tcp.name.c_str());
   std::printf("two processes, window %d, best of %d\n\n", o.window, o.reps);
-  std::printf("%-10s %14s %14s %8s\n", "size", "plugin GB/s", "raw TCP GB/s", "ratio");
+  std::printf("%-10s %14s %14s %8s\n", "size", "plugin GB/s", "baseline GB/s", "ratio");
   std::vector<size_t> sizes = sizesFor(o);
   for (size_t i = 0; i < sizes.size(); i++) {
     if (o.tcp) {
@@ -272,7 +287,7 @@ int main(int argc, char** argv) {
       std::printf("%-10s %14.3f %14s %8s\n", human(sizes[i]).c_str(), plugin.gbps[i], "-", "-");
     }
   }
-  std::printf("\n%-10s %14s %14s %8s\n", "ping-pong", "plugin us", "raw TCP us", "ratio");
+  std::printf("\n%-10s %14s %14s %8s\n", "ping-pong", "plugin us", "baseline us", "ratio");
   for (size_t i = 0; i < kLatencySizes.size(); i++) {
     if (o.tcp) {
       std::printf("%-10s %14.2f %14.2f %8.2f\n", human(kLatencySizes[i]).c_str(),
