@@ -13,8 +13,7 @@
 # prints bus bandwidth side by side. Environment knobs:
 #   SETTINGS   thread x socket settings for NCCL's Socket (default "2x4 4x4 8x2 4x8")
 #   MAX_BYTES  largest message (default 256M); ITERS (default 10)
-#   NCCL_SOCKET_IFNAME  interface for every run (default: the first non-lo
-#              interface with an IPv4 address, else lo)
+#   NCCL_SOCKET_IFNAME  interface for every run (default lo)
 #   OUT        directory for logs (default: a fresh mktemp -d)
 set -euo pipefail
 
@@ -30,11 +29,9 @@ mkdir -p "$OUT"
 for f in "$DRIVER" "$PLUGIN"; do
   [[ -e "$f" ]] || { echo "missing $f: build with CUDA and NCCL first" >&2; exit 2; }
 done
-if [[ -z "${NCCL_SOCKET_IFNAME:-}" ]]; then
-  NCCL_SOCKET_IFNAME=$(ip -o -4 addr show 2>/dev/null |
-    awk '$2 != "lo" && $2 !~ /^docker/ {print $2; exit}')
-  NCCL_SOCKET_IFNAME=${NCCL_SOCKET_IFNAME:-lo}
-fi
+# Both transports on loopback unless told otherwise: the two ranks share a
+# host, and the comparison is between transports, not interfaces.
+NCCL_SOCKET_IFNAME=${NCCL_SOCKET_IFNAME:-lo}
 # Both transports use the same interface: the comparison is the transport.
 export NCCL_SOCKET_IFNAME
 export NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET,ENV

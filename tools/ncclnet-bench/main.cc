@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // ncclnet-bench: one-way bandwidth (a window of messages in flight) and
-// ping-pong latency of any net plugin, each next to a baseline (raw TCP, or raw libfabric) between the same
-// two processes with the same number of streams.
+// ping-pong latency of any net plugin, each next to a baseline between the
+// same two processes: raw TCP with the same number of streams, or raw
+// libfabric on the same provider with the same window.
 //
 //   ncclnet-bench --plugin ./libnccl-net-sdk-socket.so [--tcp-streams 2]
 #include <algorithm>
