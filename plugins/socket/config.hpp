@@ -26,6 +26,7 @@ struct Config {
   int handshakeTimeoutMs = 0;  // an accepted socket must say hello within this
   int peerTimeoutMs = 0;       // TCP_USER_TIMEOUT / keepalive bound on a silent dead peer
   int socketBufferBytes = 0;   // SO_SNDBUF/SO_RCVBUF of data sockets (0: kernel autotuning)
+  int spinUs = 0;              // helper threads retry stalled sockets this long before sleeping
 
   // Data sockets per comm: every helper thread drives nSocksPerThread of
   // them; without helper threads the caller drives nSocksPerThread.
@@ -39,6 +40,9 @@ struct Config {
 // The automatic helper-thread and socket counts for `cores` CPUs, before the
 // caps. Exposed for tests and for the documentation's table.
 void autoThreads(int cores, int* nThreads, int* nSocksPerThread);
+
+// The automatic NCCLNET_SOCKET_SPIN_US for `cores` CPUs.
+int autoSpinUs(int cores);
 
 // Applies NCCL's caps: threads <= 16, threads x sockets <= 64 (sockets per
 // thread shrink first, as NCCL does).

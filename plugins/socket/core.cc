@@ -27,7 +27,7 @@ CommCore::CommCore(Fd control, std::vector<Fd> data, Shape shape, bool sending, 
   for (int t = 0; t < nThreads && t < count; t++) {
     std::vector<Stream*> mine;
     for (int i = t; i < count; i += nThreads) mine.push_back(streams_[i].get());
-    workers_.push_back(std::make_unique<Worker>(std::move(mine), &health_));
+    workers_.push_back(std::make_unique<Worker>(std::move(mine), shape_.spinUs, &health_));
   }
 }
 
@@ -91,18 +91,20 @@ void CommCore::queueStripes(char* data, size_t size, std::atomic<int>* remaining
   int nThreads = static_cast<int>(workers_.size());
   for (int i = 0; i < n; i++) {
     const Stripe& s = plan_[i];
-    bool wasIdle = streams_[s.stream]->push(data + s.offset, s.length, remaining);
-    if (wasIdle && nThreads > 0) workers_[s.stream % nThreads]->wake();
+    streams_[s.stream]->push(data + s.offset, s.length, remaining);
+    if (nThreads > 0) workers_[s.stream % nThreads]->wake();
   }
   driveStreams();
 }
 
 void CommCore::driveStreams() {
-  // The caller polls test() anyway: letting it move bytes too means a
-  // spinning progress thread does useful work instead of competing with the
-  // helper threads for the same cores. A stream a helper is driving is
-  // skipped, never waited for.
-  for (auto& stream : streams_) stream->tryProgress();
+  // With helper threads the data sockets are theirs alone: NCCL serves every
+  // comm of a process from one progress thread, and if it copied stripes in
+  // test() (whenever a helper sleeps) it would become the bottleneck that no
+  // thread or socket count relieves. Without helpers it moves everything.
+  if (!workers_.empty()) return;
+  bool moved = false;
+  for (auto& stream : streams_) stream->progress(&moved);
 }
 
 }  // namespace ncclnet::socketnet

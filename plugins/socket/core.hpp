@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // sdk-socket: what both directions of a connection share. The control
 // socket (headers one way, clear-to-sends the other) is driven by whoever
-// calls into the comm; the data sockets by helper threads and, whenever no
-// helper holds them, by the caller too.
+// calls into the comm; the data sockets by helper threads, or by the caller
+// when the comm has none.
 #pragma once
 
 #include <memory>
@@ -23,6 +23,7 @@ namespace ncclnet::socketnet {
 struct Shape {
   int nThreads = 1;         // helper threads on each end
   size_t minTaskBytes = 1;  // stripe minimum
+  int spinUs = 0;           // this end's helper spin (local: the ends need not agree)
 };
 
 class CommCore {
@@ -52,8 +53,9 @@ class CommCore {
   // message order, so the stripes line up.
   void queueStripes(char* data, size_t size, std::atomic<int>* remaining);
 
-  // Moves data on every data socket no helper thread is driving right now,
-  // from the calling thread, without blocking.
+  // Without helper threads: moves data on every data socket from the
+  // calling thread, without blocking. With helpers: nothing (they own the
+  // sockets).
   void driveStreams();
 
  private:

@@ -3,6 +3,7 @@
 #include "stream.hpp"
 
 #include <poll.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 
 #include <cerrno>
@@ -16,38 +17,31 @@ namespace {
 constexpr int kMaxSleepMs = 500;
 }  // namespace
 
-bool Stream::push(char* data, size_t size, std::atomic<int>* remaining) {
+void Stream::push(char* data, size_t size, std::atomic<int>* remaining) {
   std::lock_guard<std::mutex> lock(mutex_);
-  bool wasEmpty = tasks_.empty();
   tasks_.push_back(Task{data, size, 0, remaining});
-  return wasEmpty;
 }
 
-Stream::State Stream::progress() {
+Stream::State Stream::progress(bool* moved) {
   std::lock_guard<std::mutex> lock(mutex_);
-  return progressLocked();
+  return progressLocked(moved);
 }
 
-Stream::State Stream::tryProgress() {
-  std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
-  if (!lock.owns_lock()) return State::Pending;
-  return progressLocked();
-}
-
-Stream::State Stream::progressLocked() {
+Stream::State Stream::progressLocked(bool* moved) {
   if (failed_) {
     tasks_.clear();  // the comm is dead; its requests report the error
     return State::Idle;
   }
   while (!tasks_.empty()) {
     Task& task = tasks_.front();
-    size_t moved = 0;
+    size_t count = 0;
     char* at = task.data + task.done;
     size_t left = task.size - task.done;
     Io io =
-        sending_ ? sendSome(fd_.get(), at, left, &moved) : recvSome(fd_.get(), at, left, &moved);
+        sending_ ? sendSome(fd_.get(), at, left, &count) : recvSome(fd_.get(), at, left, &count);
     if (io == Io::Moved) {
-      task.done += moved;
+      *moved = true;
+      task.done += count;
       if (task.done == task.size) {
         task.remaining->fetch_sub(1, std::memory_order_acq_rel);
         tasks_.pop_front();
@@ -72,8 +66,9 @@ Stream::State Stream::progressLocked() {
   return State::Idle;
 }
 
-Worker::Worker(std::vector<Stream*> streams, Health* health)
+Worker::Worker(std::vector<Stream*> streams, int spinUs, Health* health)
     : streams_(std::move(streams)),
+      spin_(spinUs),
       health_(health),
       wakeFd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
   if (!wakeFd_.valid()) {
@@ -85,38 +80,78 @@ Worker::Worker(std::vector<Stream*> streams, Health* health)
 
 Worker::~Worker() {
   stop_.store(true, std::memory_order_release);
-  wake();
+  interrupt();
   if (thread_.joinable()) thread_.join();
 }
 
 void Worker::wake() {
+  // Pairs with the fence in sleep(): either this load sees the flag, or the
+  // worker's last look at its streams sees the task just queued.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (sleeping_.load(std::memory_order_relaxed)) interrupt();
+}
+
+void Worker::interrupt() {
   uint64_t one = 1;
   // A full counter (never in practice) still leaves the fd readable.
   ssize_t ignored = ::write(wakeFd_.get(), &one, sizeof(one));
   (void)ignored;
 }
 
+bool Worker::driveAll(std::vector<Stream*>* pending) {
+  pending->clear();
+  bool moved = false;
+  for (Stream* stream : streams_) {
+    if (stream->progress(&moved) == Stream::State::Pending) pending->push_back(stream);
+  }
+  return moved;
+}
+
 void Worker::run() {
-  std::vector<pollfd> fds;
-  fds.reserve(streams_.size() + 1);
+  // Spinning (spin_ > 0) saves a poll() wake-up per stalled socket; the
+  // yield keeps a spinning helper from holding a core others are waiting
+  // for. New work is found by the spin without a wake-up system call.
+  using Clock = std::chrono::steady_clock;
+  std::vector<Stream*> pending;
+  pending.reserve(streams_.size());
+  Clock::time_point lastMoved = Clock::now();
   while (!stop_.load(std::memory_order_acquire)) {
-    fds.assign(1, pollfd{wakeFd_.get(), POLLIN, 0});
-    for (Stream* stream : streams_) {
-      if (stream->progress() == Stream::State::Pending) {
-        fds.push_back(
-            pollfd{stream->fd(), static_cast<short>(stream->sending() ? POLLOUT : POLLIN), 0});
-      }
+    if (driveAll(&pending)) {
+      lastMoved = Clock::now();
+    } else if (Clock::now() - lastMoved < spin_) {
+      sched_yield();
+    } else {
+      sleep();
+      lastMoved = Clock::now();
     }
-    int n = ::poll(fds.data(), fds.size(), kMaxSleepMs);
-    if (n < 0 && errno != EINTR) {
-      health_->fail(ncclSystemError, "helper thread poll failed: %s", std::strerror(errno));
-      return;
-    }
-    if (fds[0].revents & POLLIN) {
-      uint64_t count;
-      ssize_t ignored = ::read(wakeFd_.get(), &count, sizeof(count));
-      (void)ignored;
-    }
+  }
+}
+
+void Worker::sleep() {
+  sleeping_.store(true, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // Work queued before the flag was visible sent no wake-up: look once more.
+  std::vector<Stream*> pending;
+  if (driveAll(&pending)) {
+    sleeping_.store(false, std::memory_order_relaxed);
+    return;
+  }
+  std::vector<pollfd> fds(1, pollfd{wakeFd_.get(), POLLIN, 0});
+  for (Stream* stream : pending) {
+    fds.push_back(
+        pollfd{stream->fd(), static_cast<short>(stream->sending() ? POLLOUT : POLLIN), 0});
+  }
+  int n = ::poll(fds.data(), fds.size(), kMaxSleepMs);
+  sleeping_.store(false, std::memory_order_relaxed);
+  if (n < 0 && errno != EINTR) {
+    health_->fail(ncclSystemError, "helper thread poll failed: %s", std::strerror(errno));
+    stop_.store(true, std::memory_order_release);
+    return;
+  }
+  if (fds[0].revents & POLLIN) {
+    uint64_t count;
+    ssize_t ignored = ::read(wakeFd_.get(), &count, sizeof(count));
+    (void)ignored;
   }
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -30,23 +31,20 @@ class Stream {
   Stream(Fd fd, bool sending, int index, Health* health)
       : fd_(std::move(fd)), sending_(sending), index_(index), health_(health) {}
 
-  // Queues a range (size > 0). Returns true when the queue was empty, i.e.
-  // the driver may be asleep and needs a wake-up.
-  bool push(char* data, size_t size, std::atomic<int>* remaining);
+  // Queues a range (size > 0); the stream's driver must be woken after.
+  void push(char* data, size_t size, std::atomic<int>* remaining);
 
   // Moves what the socket accepts (or holds) without blocking. Pending: tasks
-  // remain and the socket is full (or empty); Idle: nothing queued. Any
-  // thread may call it; calls are serialized.
-  State progress();
-  // The same, unless another thread is driving the stream right now (then
-  // that thread makes the progress and this call returns at once).
-  State tryProgress();
+  // remain and the socket is full (or empty); Idle: nothing queued. Sets
+  // `*moved` when at least one byte moved. Any thread may call it; calls are
+  // serialized.
+  State progress(bool* moved);
 
   int fd() const { return fd_.get(); }
   bool sending() const { return sending_; }
 
  private:
-  State progressLocked();
+  State progressLocked(bool* moved);
 
   std::mutex mutex_;
   std::deque<Task> tasks_;
@@ -57,25 +55,37 @@ class Stream {
   bool failed_ = false;
 };
 
-// A helper thread: drives its streams, sleeps in poll() on the sockets that
-// have work (and on an eventfd for new work), and never spins.
+// A helper thread: drives its streams while they move bytes, retries them
+// for `spinUs` once they stall, then sleeps in poll() on the sockets that
+// have work (and on an eventfd for new work).
 class Worker {
  public:
-  Worker(std::vector<Stream*> streams, Health* health);
+  Worker(std::vector<Stream*> streams, int spinUs, Health* health);
   ~Worker();  // stops and joins; streams must outlive the worker
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
   bool started() const { return thread_.joinable(); }
+  // Call after queueing work: wakes the thread only if it sleeps (a spinning
+  // thread finds the work by itself, so most pushes cost no system call).
   void wake();
 
  private:
   void run();
+  // Progresses every stream once; true when bytes moved. `pending` collects
+  // the streams still waiting on their socket.
+  bool driveAll(std::vector<Stream*>* pending);
+  // Sleeps in poll() until a pending socket is ready, new work arrives, or
+  // the shutdown bound passes.
+  void sleep();
+  void interrupt();
 
   std::vector<Stream*> streams_;
+  std::chrono::microseconds spin_;
   Health* health_;
   Fd wakeFd_;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> sleeping_{false};
   std::thread thread_;
 };
 

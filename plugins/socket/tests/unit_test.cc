@@ -223,6 +223,8 @@ TEST(Config, CapsFollowNccl) {
     EXPECT_LE(threads, kMaxThreads);
     EXPECT_GE(socks, 1);
     EXPECT_LE(std::max(threads, 1) * socks, kMaxStreams);
+    // Helpers spin only where the automatic choice gives them cores.
+    EXPECT_EQ(autoSpinUs(cores) > 0, threads > 0);
   }
 }
 
