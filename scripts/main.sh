@@ -1,16 +1,50 @@
 #!/usr/bin/env bash
-# The main job: install what is missing, build, then show what NCCL would
-# load for each bundled plugin on this machine (loopback).
+# The main job: install what is missing, build, then certify every bundled
+# plugin with ncclnet-conformance on this machine (loopback; sdk-ib through
+# the software verbs device), all exported ABI versions. Reports (JSON and
+# JUnit) land in $BUILD_DIR/reports. Exit status: 0 only if every plugin
+# passed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 "$root/scripts/install-deps.sh"
 "$root/scripts/build.sh" "$@"
-info=$build/tools/ncclnet-info/ncclnet-info
+
+conformance=$build/conformance/ncclnet-conformance
+reports=$build/reports
+mkdir -p "$reports"
+results=()
 status=0
-for plugin in "$build"/plugins/*/libnccl-net-sdk-*.so "$build"/sdk/tests/libnccl-net-sdk-testnet.so; do
-  [ -e "$plugin" ] || continue
-  echo "=================================================================="
-  NCCL_SOCKET_IFNAME=${NCCL_SOCKET_IFNAME:-lo} "$info" --plugin "$plugin" || status=1
-done
+
+certify() {  # NAME PLUGIN_SO [VAR=VALUE ...]
+  local name=$1 so=$2
+  shift 2
+  if [ ! -e "$so" ]; then
+    results+=("$(printf '%-12s not built (see the configure summary)' "$name")")
+    return
+  fi
+  echo
+  echo "=== $name"
+  if env "$@" "$conformance" --plugin "$so" --profile "$root/conformance/profiles/$name.yaml" \
+      --json "$reports/$name.json" --junit "$reports/$name.xml"; then
+    results+=("$(printf '%-12s PASS   %s' "$name" "$reports/$name.json")")
+  else
+    results+=("$(printf '%-12s FAIL   %s' "$name" "$reports/$name.json")")
+    status=1
+  fi
+}
+
+if [ ! -x "$conformance" ]; then
+  echo "ncclnet-conformance was not built (it needs yaml-cpp and GoogleTest)" >&2
+  exit 1
+fi
+certify sdk-socket "$build/plugins/socket/libnccl-net-sdk-socket.so" NCCL_SOCKET_IFNAME=lo
+certify sdk-ofi "$build/plugins/ofi/libnccl-net-sdk-ofi.so" \
+  FI_PROVIDER="tcp;ofi_rxm" FI_TCP_IFACE=lo NCCLNET_OFI_DOMAINS=lo
+softverbs=$(ls "$build"/plugins/ib/softverbs/libsoftverbs.so 2>/dev/null || true)
+certify sdk-ib-softverbs "$build/plugins/ib/libnccl-net-sdk-ib.so" NCCL_IBVERBS_LIB="$softverbs"
+
+echo
+echo "=== summary"
+printf '%s\n' "${results[@]}"
 exit $status

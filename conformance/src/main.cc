@@ -3,7 +3,9 @@
 // NCCL relies on. Rank 0 probes the plugin, registers one gtest per
 // scenario and ABI version, and runs each across fresh rank processes;
 // other world ranks (mpirun/srun) act as agents that start ranks on their node.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <link.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -20,6 +22,28 @@
 
 namespace conformance {
 namespace {
+
+// Keeps the libraries the plugin links against (libfabric, libibverbs and
+// theirs) loaded in this process. The ranks of every scenario are forked
+// from it and would otherwise load them, run their constructors and
+// relocate them again each time, which for some costs more than the
+// scenario. The plugin itself is unloaded again: each rank still loads it
+// afresh (and Load.ReloadAfterUnload still unloads it). Called only once
+// the probe has loaded the plugin safely in a child.
+void keepPluginDependencies(const std::string& path) {
+  void* plugin = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (plugin == nullptr) return;
+  link_map* map = nullptr;
+  if (dlinfo(plugin, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr) {
+    // Libraries after the plugin in the link map were loaded with it.
+    for (link_map* dep = map->l_next; dep != nullptr; dep = dep->l_next) {
+      if (dep->l_name != nullptr && dep->l_name[0] != '\0') {
+        dlopen(dep->l_name, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD | RTLD_NODELETE);
+      }
+    }
+  }
+  dlclose(plugin);
+}
 
 constexpr double kProbeTimeoutSec = 60;
 constexpr double kJoinTimeoutSec = 300;
@@ -140,6 +164,7 @@ int run(int argc, char** argv) {
     return 1;
   }
 
+  keepPluginDependencies(report.plugin.path);
   Coordinator coordinator(entry);
   bool local = opt.size == 1;
   if (!coordinator.open(local ? "127.0.0.1" : "", local ? 0 : port, local ? "127.0.0.1" : host,

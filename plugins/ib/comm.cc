@@ -3,8 +3,10 @@
 // translation of failed completions.
 #include "comm.hpp"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
@@ -55,6 +57,18 @@ LocalBuffer::LocalBuffer(Hca& hca, size_t size) : hca_(hca) {
 LocalBuffer::~LocalBuffer() {
   if (mr_ != nullptr) hca_.api.deregMr(mr_);
   std::free(data_);
+}
+
+bool CommBase::peerClosed() {
+  if (!oob.valid()) return false;
+  auto now = std::chrono::steady_clock::now();
+  if (now < nextLivenessCheck_) return false;
+  nextLivenessCheck_ = now + std::chrono::milliseconds(20);
+  char byte;
+  ssize_t n = ::recv(oob.get(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n > 0) return false;
+  if (n == 0) return true;
+  return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
 }
 
 ncclResult_t CommBase::completionError(const ibv_wc& wc) {

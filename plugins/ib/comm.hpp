@@ -16,6 +16,7 @@
 
 #include <infiniband/verbs.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -23,6 +24,7 @@
 #include <unordered_map>
 
 #include "endpoint.hpp"
+#include "oob.hpp"
 #include "ncclnet/abi/net.h"
 #include "ncclnet/log.hpp"
 #include "ncclnet/request_pool.hpp"
@@ -125,8 +127,15 @@ class CommBase {
 
   Endpoint ep;
   std::string peer;  // the handshake address, for messages
+  // The handshake's TCP connection, kept for the comm's lifetime: nothing
+  // is sent on it after the handshake, so it closes only when the peer
+  // closes its comm or its process dies. An RC receiver with nothing of its
+  // own to send never learns of a dead sender otherwise.
+  Fd oob;
 
  protected:
+  // Whether the peer's end of `oob` has closed (checked every 20 ms at most).
+  bool peerClosed();
   // Turns a failed completion into the comm's error: WARN with the status
   // string and a hint, ncclRemoteError for what the peer reported,
   // ncclSystemError for local failures.
@@ -138,6 +147,9 @@ class CommBase {
   ncclnet::Logger log_;
   RequestIndex& index_;
   ncclResult_t failed_ = ncclSuccess;
+
+ private:
+  std::chrono::steady_clock::time_point nextLivenessCheck_{};
 };
 
 class SendComm : public CommBase {

@@ -47,7 +47,8 @@ struct ListenComm {
   int dev = 0;
   int trafficClass = -1;
   Fd listener;
-  // The one accept in progress.
+  // The one accept in progress; restart() readies the listen for the next
+  // connection once it has been accepted (or has failed).
   Stage stage = Stage::kTcp;
   Fd fd;
   ConnInfo remote;
@@ -56,6 +57,16 @@ struct ListenComm {
   uint8_t ready = 0;
   Clock::time_point deadline;
   std::unique_ptr<RecvComm> comm;
+
+  void restart() {
+    stage = Stage::kTcp;
+    fd = Fd();
+    remote = ConnInfo{};
+    local = ConnInfo{};
+    offset = 0;
+    ready = 0;
+    comm.reset();
+  }
 };
 
 struct ConnectState {

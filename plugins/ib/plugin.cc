@@ -132,6 +132,7 @@ class IbNet {
     }
     NCCLNET_INFO(log_, NCCL_INIT | NCCL_NET, "connected to %s on %s, %d QP(s)",
                  finished->comm->peer.c_str(), port->name.c_str(), finished->comm->ep.nqps());
+    finished->comm->oob = std::move(finished->fd);
     *sendComm = finished->comm.get();
     sends_.emplace(finished->comm.get(), std::move(finished->comm));
     return ncclSuccess;
@@ -143,18 +144,20 @@ class IbNet {
     auto it = listens_.find(listenComm);
     if (it == listens_.end()) return bad("accept", "unknown listenComm");
     ListenComm& l = *it->second;
-    if (l.stage == Stage::kDone) return bad("accept", "this listenComm was accepted already");
     std::string why;
     Progress p = stepAccept(config_, l, api_, ports_[l.dev], log_, requests_, &why);
     if (p == Progress::kPending) return ncclSuccess;
+    std::unique_ptr<RecvComm> comm = std::move(l.comm);
+    if (comm != nullptr) comm->oob = std::move(l.fd);
+    // Like NCCL's own transports, a listenComm is accepted once per connect
+    // to its handle: the next accept starts over with the next connection.
+    l.restart();
     if (p == Progress::kFailed) {
       NCCLNET_WARN(log_, "accept on %s: %s", ports_[l.dev].name.c_str(), why.c_str());
-      l.comm.reset();
-      l.stage = Stage::kDone;
       return ncclRemoteError;
     }
-    *recvComm = l.comm.get();
-    recvs_.emplace(l.comm.get(), std::move(l.comm));
+    *recvComm = comm.get();
+    recvs_.emplace(comm.get(), std::move(comm));
     return ncclSuccess;
   }
 

@@ -123,7 +123,14 @@ ncclResult_t RecvComm::test(Request* r, int* done, int* sizes) {
     if (slots_[s] != nullptr && --pending_[s] == 0) finish(slots_[s], s);
   });
   if (res != ncclSuccess) return res;
-  if (!r->done) return ncclSuccess;
+  if (!r->done) {
+    if (peerClosed()) {
+      NCCLNET_WARN(log_, "irecv from %s: the sender closed its connection (its process died?)",
+                   peer.c_str());
+      failed_ = ncclRemoteError;
+    }
+    return failed_;
+  }
   *done = 1;
   if (sizes != nullptr) std::memcpy(sizes, r->sizes, sizeof(int) * r->n);
   ncclResult_t error = r->error;

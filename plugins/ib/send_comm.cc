@@ -82,12 +82,10 @@ ncclResult_t SendComm::isend(void* data, size_t size, int tag, MrHandle* mh, voi
       break;
     }
   }
-  if (r < 0) {
-    NCCLNET_WARN(log_,
-                 "isend: tag %d matches none of the %u receives %s posted for message %" PRIu64,
-                 tag, nreqs, peer.c_str(), head_);
-    return ncclInvalidUsage;
-  }
+  // No free buffer for this tag in the oldest receive: the send runs ahead
+  // of the other tags (shared comms) and belongs to a later receive. Retry
+  // once this one has all its sends, as NCCL's IB transport does.
+  if (r < 0) return ncclSuccess;
   Request* req = pool_.acquire();
   if (req == nullptr) return ncclSuccess;
   index_.add(req, this);

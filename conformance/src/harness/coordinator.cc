@@ -290,12 +290,20 @@ void Coordinator::handleAgentFrame(Run& run, const Frame& frame) {
 }
 
 void Coordinator::reap(Run& run) {
-  for (Rank& r : run.ranks) {
+  for (size_t i = 0; i < run.ranks.size(); i++) {
+    Rank& r = run.ranks[i];
     if (r.exited || r.pid <= 0) continue;
     int status = 0;
     if (waitpid(r.pid, &status, WNOHANG) == r.pid) {
       r.exited = true;
       r.status = status;
+      // What it wrote just before exiting (its verdict) may have arrived
+      // after this round's poll: read it before closing the books on it.
+      if (r.channel && !r.eof) {
+        r.channel->readAvailable();
+        Frame frame;
+        while (r.channel->next(&frame)) handleFrame(run, static_cast<int>(i), frame);
+      }
       r.eof = true;  // a dead process has nothing more to say
     }
   }

@@ -236,6 +236,15 @@ void* Ctx::isend(void* sendComm, void* data, size_t size, int tag, void* mhandle
   }
 }
 
+void* Ctx::isendOnce(void* sendComm, void* data, size_t size, int tag, void* mhandle,
+                     const std::string& what) {
+  activity("isend(" + what + "), once");
+  void* request = nullptr;
+  CONF_OK(net().isend(sendComm, data, size, tag, mhandle, nullptr, &request), 29,
+          "isend(" + what + ")");
+  return request;
+}
+
 void* Ctx::irecv(void* recvComm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
                  const std::string& what) {
   activity("irecv(" + what + ")");

@@ -91,6 +91,12 @@ class Ctx {
               const std::string& what);
   void* irecv(void* recvComm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
               const std::string& what);
+  // One isend call: the request, or NULL when the plugin cannot post it yet
+  // (rule 29: call again later; e.g. a receiver-driven plugin before the
+  // matching irecv is posted). Scenarios that post sends before the
+  // receives use it so that the receiver keeps progressing meanwhile.
+  void* isendOnce(void* sendComm, void* data, size_t size, int tag, void* mhandle,
+                  const std::string& what);
   // Polls test() until done. Returns the result of the last test(); a request
   // still not done after `limit` (default waitLimit()) breaks `rule`.
   ncclResult_t wait(void* request, int* sizes, const std::string& what, int rule = 35,

@@ -45,7 +45,10 @@ size_t orderSize(int i) {
 }
 
 // Sender posts K messages; receiver posts K receives, before (preposted) or
-// after (unexpected) the sends, and expects message i in receive i.
+// after (unexpected) the sends, and expects message i in receive i. With no
+// receive posted, the plugin may refuse a send with a NULL request (rule 29,
+// e.g. a receiver-driven plugin waits for clear-to-send): the sender then
+// stops there, lets the receiver post, and retries in order, as NCCL does.
 void orderRound(Ctx& c, void* comm, bool preposted, int round) {
   constexpr int kCount = 8;
   constexpr size_t kCapacity = 4096;
@@ -53,26 +56,38 @@ void orderRound(Ctx& c, void* comm, bool preposted, int round) {
   std::vector<Buffer> bufs;
   std::vector<void*> mrs, reqs;
   bool sender = c.rank() == 0;
-  auto post = [&] {
-    for (int i = 0; i < kCount; i++) {
-      bufs.emplace_back(sender ? orderSize(i) : kCapacity);
-      if (sender) bufs.back().fill(500 + round * 100 + i);
-      mrs.push_back(c.reg(comm, bufs.back().data(), bufs.back().size()));
+  bufs.reserve(kCount);
+  for (int i = 0; i < kCount; i++) {
+    bufs.emplace_back(sender ? orderSize(i) : kCapacity);
+    if (sender) bufs.back().fill(500 + round * 100 + i);
+    mrs.push_back(c.reg(comm, bufs.back().data(), bufs.back().size()));
+  }
+  // Posts what is left in order; `once`: stop at the first NULL request.
+  auto post = [&](bool once) {
+    for (int i = static_cast<int>(reqs.size()); i < kCount; i++) {
       if (sender) {
-        reqs.push_back(c.isend(comm, bufs.back().data(), orderSize(i), 0, mrs.back(),
-                               format("message #%d", i)));
+        std::string what = format("message #%d", i);
+        void* r = once ? c.isendOnce(comm, bufs[i].data(), orderSize(i), 0, mrs[i], what)
+                       : c.isend(comm, bufs[i].data(), orderSize(i), 0, mrs[i], what);
+        if (r == nullptr) {
+          c.note(format("%s: isend(message #%d) returned NULL before any receive was posted; "
+                        "retried after the receives",
+                        label.c_str(), i));
+          return;
+        }
+        reqs.push_back(r);
       } else {
-        void* data = bufs.back().data();
+        void* data = bufs[i].data();
         size_t cap = kCapacity;
         int tag = 0;
-        reqs.push_back(c.irecv(comm, 1, &data, &cap, &tag, &mrs.back(), format("receive #%d", i)));
+        reqs.push_back(c.irecv(comm, 1, &data, &cap, &tag, &mrs[i], format("receive #%d", i)));
       }
     }
   };
   bool postFirst = sender != preposted;
-  if (postFirst) post();
+  if (postFirst) post(sender);
   c.barrier(label);
-  if (!postFirst) post();
+  post(false);
   for (int i = 0; i < kCount; i++) {
     int size = -1;
     CONF_OK(c.wait(reqs[i], &size, format("%s #%d", sender ? "isend" : "irecv", i)), 35,

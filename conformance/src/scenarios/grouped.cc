@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Grouped receives: tags route a send into a buffer of the oldest grouped
 // receive, each buffer with its own size, identical tags, and mixed n.
+#include <sched.h>
+
 #include <algorithm>
 #include <set>
 
+#include "harness/wire.hpp"
 #include "scenario/registry.hpp"
 
 namespace conformance {
@@ -225,12 +228,137 @@ void mixed(Ctx& c) {
   }
 }
 
+// NCCL's shared comms: the ranks behind one connection are its tags and
+// each runs its own steps, so one tag may send its second step before the
+// other tag's first. Two grouped receives, each with a buffer for tag 0 and
+// one for tag 1; the sender sends tag 0 step 1, tag 0 step 2, tag 1 step 1,
+// tag 1 step 2. Each send lands in the oldest receive with a free buffer for
+// its tag (receive 1 gets step 1 of both tags), or the plugin returns NULL
+// for the send that runs ahead and accepts it later; the sender then goes
+// on with the other tag, as the other rank would. Both are correct.
+void tagRunsAhead(Ctx& c) {
+  groupWidth(c);
+  void* comm = c.link(0, 1, "connection");
+  constexpr int kTags = 2, kSteps = 2;
+  auto index = [](int tag, int step) { return static_cast<size_t>(tag * kSteps + step); };
+  std::vector<Message> msgs;  // tag 0 step 1, tag 0 step 2, tag 1 step 1, tag 1 step 2
+  for (int tag = 0; tag < kTags; tag++) {
+    for (int step = 0; step < kSteps; step++) {
+      msgs.push_back({tag, 700 + 100 * static_cast<size_t>(tag) + 10 * static_cast<size_t>(step),
+                      6000ull + 10 * tag + step});
+    }
+  }
+  for (int round = 0; round < 2; round++) {
+    bool sendsFirst = round == 1;
+    std::string label = sendsFirst ? "sends posted first" : "receives posted first";
+    std::string barrierLabel = format("round %d: %s", round, label.c_str());
+    if (c.rank() == 0) {
+      std::vector<Buffer> bufs;
+      std::vector<void*> mrs, reqs(msgs.size(), nullptr);
+      std::vector<bool> done(msgs.size(), false);
+      bufs.reserve(msgs.size());
+      for (const Message& m : msgs) {
+        bufs.emplace_back(m.size);
+        bufs.back().fill(m.seed + 100 * round);
+        mrs.push_back(c.reg(comm, bufs.back().data(), m.size));
+      }
+      int next[kTags] = {0, 0};
+      bool deferred = false;
+      // One pass in the sender's order; a tag whose send gets NULL waits
+      // for the next pass while the other tag goes on.
+      auto pass = [&] {
+        bool all = true;
+        for (int tag = 0; tag < kTags; tag++) {
+          while (next[tag] < kSteps) {
+            size_t k = index(tag, next[tag]);
+            void* r = c.isendOnce(comm, bufs[k].data(), msgs[k].size, tag, mrs[k],
+                                  format("tag %d step %d", tag, next[tag] + 1));
+            if (r == nullptr) break;
+            reqs[k] = r;
+            next[tag]++;
+          }
+          if (next[tag] < kSteps) {
+            all = false;
+            deferred = true;
+          }
+        }
+        return all;
+      };
+      if (sendsFirst) pass();
+      c.barrier(barrierLabel);
+      double end = nowSeconds() + c.waitLimit();
+      while (!pass()) {
+        // Keep the posted sends progressing, as NCCL's proxy does.
+        for (size_t k = 0; k < reqs.size(); k++) {
+          if (reqs[k] == nullptr || done[k]) continue;
+          int d = 0, size = 0;
+          CONF_OK(c.net().test(reqs[k], &d, &size), 35,
+                  format("test(isend tag %d step %d)", msgs[k].tag, static_cast<int>(k) % kSteps + 1));
+          done[k] = d != 0;
+        }
+        for (int tag = 0; tag < kTags; tag++) {
+          CONF_EXPECT(next[tag] == kSteps || nowSeconds() < end, 30,
+                      "%s: isend(tag %d step %d) still returns NULL %.1f s after both grouped "
+                      "receives were posted, each with a free buffer for tag %d",
+                      label.c_str(), tag, next[tag] + 1, c.waitLimit(), tag);
+        }
+        sched_yield();
+      }
+      if (deferred) c.note(label + ": a send that ran ahead got NULL and was accepted later");
+      for (size_t k = 0; k < reqs.size(); k++) {
+        if (done[k]) continue;
+        int size = 0;
+        std::string what = format("isend tag %d step %d", msgs[k].tag, static_cast<int>(k) % kSteps + 1);
+        CONF_OK(c.wait(reqs[k], &size, what), 35, "test(" + what + ")");
+      }
+      for (void* mh : mrs) c.dereg(comm, mh);
+      continue;
+    }
+    std::vector<Message> sent = msgs;
+    for (Message& m : sent) m.seed += 100 * round;
+    Group first, second;
+    auto postBoth = [&] {
+      postGroup(c, comm, first, {0, 1}, {4096, 4096}, "receive 1, tags {0, 1}");
+      postGroup(c, comm, second, {0, 1}, {4096, 4096}, "receive 2, tags {0, 1}");
+    };
+    if (!sendsFirst) postBoth();
+    c.barrier(barrierLabel);
+    if (sendsFirst) postBoth();
+    for (int g = 0; g < 2; g++) {
+      Group& group = g == 0 ? first : second;
+      std::vector<int> sizes(64, -1);
+      CONF_OK(c.wait(group.request, sizes.data(), format("grouped receive %d", g + 1)), 35,
+              format("test(grouped receive %d)", g + 1));
+      for (int tag = 0; tag < kTags; tag++) {
+        int k = identify(group, static_cast<size_t>(tag), sizes[static_cast<size_t>(tag)], sent);
+        if (k == static_cast<int>(index(tag, g))) continue;
+        if (k < 0) {
+          fail(30, "%s: receive %d, buffer for tag %d holds %d B that match no message sent",
+               label.c_str(), g + 1, tag, sizes[static_cast<size_t>(tag)]);
+        }
+        fail(30,
+             "%s: receive %d, buffer for tag %d holds tag %d step %d; a send lands in the oldest "
+             "receive with a free buffer for its tag, so receive %d gets step %d of each tag",
+             label.c_str(), g + 1, tag, sent[static_cast<size_t>(k)].tag, k % kSteps + 1, g + 1,
+             g + 1);
+      }
+    }
+    for (Group* group : {&first, &second}) {
+      for (void* mh : group->mrs) c.dereg(comm, mh);
+    }
+  }
+}
+
 }  // namespace
 
 void addGroupedScenarios(std::vector<Scenario>& out) {
   out.push_back(
       {"Grouped", "TagsRouteIntoOldestReceive", 30, 2, 6, tagsRoute,
        "two grouped receives; sends in reverse tag order land by tag in the older one first"});
+  out.push_back(
+      {"Grouped", "OneTagRunsAhead", 30, 2, 6, tagRunsAhead,
+       "two receives of tags {0, 1}; tag 0 sends both steps first: step 1 of each tag lands in "
+       "receive 1 (or the early send gets NULL until then)"});
   out.push_back({"Grouped", "PerBufferSizes", 31, 2, 6, perBufferSizes,
                  "maxRecvs buffers of different capacities: one request, sizes[i] per buffer"});
   out.push_back({"Grouped", "SameTagInEveryBuffer", 30, 2, 6, sameTag,

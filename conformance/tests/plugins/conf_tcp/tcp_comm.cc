@@ -107,40 +107,56 @@ bool RecvComm::readHeader() {
   return true;
 }
 
-// A header has arrived: pick the buffer of the oldest receive it lands in.
-void RecvComm::route() {
-  Request* r = queue_.front();
+// A header has arrived: pick the buffer it lands in, the oldest receive
+// with a free buffer for its tag (rule 30). A tag whose buffer in the oldest
+// receive is taken already runs ahead of the others (shared comms): it goes
+// into a later receive, and waits (false) until that one is posted.
+bool RecvComm::route() {
+  Request* oldest = queue_.front();
+  Request* into = oldest;
   int slot = -1;
-  for (int i = 0; i < r->n && slot < 0; i++) {
 #ifdef CONF_TCP_DEFECT_IGNORES_TAGS
-    if (!r->filled[i]) slot = i;  // defect: arrival order, whatever the tag
-#else
-    if (!r->filled[i] && r->tags[i] == header_.tag) slot = i;
-#endif
+  for (int i = 0; i < oldest->n && slot < 0; i++) {
+    if (!oldest->filled[i]) slot = i;  // defect: arrival order, whatever the tag
   }
+#else
+  bool oldestHasTag = false;
+  for (Request* r : queue_) {
+    for (int i = 0; i < r->n && slot < 0; i++) {
+      if (r->tags[i] != header_.tag) continue;
+      if (r == oldest) oldestHasTag = true;
+      if (!r->filled[i]) {
+        slot = i;
+        into = r;
+      }
+    }
+    if (slot >= 0) break;
+  }
+  if (slot < 0 && oldestHasTag) return false;
+#endif
   routed_ = true;
   got_ = 0;
-  target_ = r;
+  target_ = into;
   slot_ = slot;
-  bool fits = slot >= 0 && header_.size <= r->caps[slot];
+  bool fits = slot >= 0 && header_.size <= into->caps[slot];
 #ifdef CONF_TCP_DEFECT_OVERRUN
   fits = slot >= 0;  // defect: no truncation check, the payload is written whole
 #endif
   if (!fits) {
     // No buffer with this tag, or truncation: the receive fails and the
     // payload is read and dropped, so the stream stays in step.
-    r->error = ncclInvalidUsage;
-    r->done = true;
-    queue_.pop_front();
+    into->error = ncclInvalidUsage;
+    into->done = true;
+    queue_.erase(std::find(queue_.begin(), queue_.end(), into));
     target_ = nullptr;
   }
+  return true;
 }
 
 void RecvComm::progress() {
   while (error_ == ncclSuccess) {
     if (!routed_) {
-      if (queue_.empty() || !readHeader()) return;
-      route();
+      if (queue_.empty() || !readHeader() || !route()) return;
     }
     while (got_ < header_.size) {
       char sink[65536];
@@ -169,7 +185,7 @@ void RecvComm::progress() {
 #endif
       if (++r->filledCount == r->n) {
         r->done = true;
-        queue_.pop_front();
+        queue_.erase(std::find(queue_.begin(), queue_.end(), r));
       }
     }
     routed_ = false;

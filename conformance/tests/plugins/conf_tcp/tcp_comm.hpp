@@ -72,7 +72,7 @@ class RecvComm {
  private:
   void failAll(ncclResult_t error);
   bool readHeader();
-  void route();
+  bool route();
   int fd_;
   ncclResult_t error_ = ncclSuccess;
   ncclnet::RequestPool<Request> pool_{NCCL_NET_MAX_REQUESTS};
