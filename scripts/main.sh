@@ -20,16 +20,16 @@ certify() {  # NAME PLUGIN_SO [VAR=VALUE ...]
   local name=$1 so=$2
   shift 2
   if [ ! -e "$so" ]; then
-    results+=("$(printf '%-12s not built (see the configure summary)' "$name")")
+    results+=("$(printf '%-18s not built (see the configure summary)' "$name")")
     return
   fi
   echo
   echo "=== $name"
   if env "$@" "$conformance" --plugin "$so" --profile "$root/conformance/profiles/$name.yaml" \
       --json "$reports/$name.json" --junit "$reports/$name.xml"; then
-    results+=("$(printf '%-12s PASS   %s' "$name" "$reports/$name.json")")
+    results+=("$(printf '%-18s PASS   %s' "$name" "$reports/$name.json")")
   else
-    results+=("$(printf '%-12s FAIL   %s' "$name" "$reports/$name.json")")
+    results+=("$(printf '%-18s FAIL   %s' "$name" "$reports/$name.json")")
     status=1
   fi
 }
