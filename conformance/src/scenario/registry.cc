@@ -15,6 +15,7 @@ const std::vector<Scenario>& catalogue() {
     addDataScenarios(out);
     addGroupedScenarios(out);
     addFlowScenarios(out);
+    addThreadScenarios(out);
     addCompletionScenarios(out);
     addCloseScenarios(out);
     addFaultScenarios(out);

@@ -35,6 +35,7 @@ void addRegistrationScenarios(std::vector<Scenario>& out);
 void addDataScenarios(std::vector<Scenario>& out);
 void addGroupedScenarios(std::vector<Scenario>& out);
 void addFlowScenarios(std::vector<Scenario>& out);
+void addThreadScenarios(std::vector<Scenario>& out);
 void addCompletionScenarios(std::vector<Scenario>& out);
 void addCloseScenarios(std::vector<Scenario>& out);
 void addFaultScenarios(std::vector<Scenario>& out);
