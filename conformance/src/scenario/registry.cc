@@ -17,6 +17,7 @@ const std::vector<Scenario>& catalogue() {
     addFlowScenarios(out);
     addThreadScenarios(out);
     addCompletionScenarios(out);
+    addTransportScenarios(out);
     addCloseScenarios(out);
     addFaultScenarios(out);
     return out;

@@ -37,6 +37,7 @@ void addGroupedScenarios(std::vector<Scenario>& out);
 void addFlowScenarios(std::vector<Scenario>& out);
 void addThreadScenarios(std::vector<Scenario>& out);
 void addCompletionScenarios(std::vector<Scenario>& out);
+void addTransportScenarios(std::vector<Scenario>& out);
 void addCloseScenarios(std::vector<Scenario>& out);
 void addFaultScenarios(std::vector<Scenario>& out);
 

@@ -25,7 +25,7 @@ ncclResult_t Scenario::start(const std::string& path, int nranks, const Transpor
   net_ = std::make_unique<RecordingNet>(plugin_->net());
   ranks_.resize(nranks);
   for (int r = 0; r < nranks; r++) {
-    res = makeRank(*net_, config, 0x1000 + r, &ranks_[r]);
+    res = makeHostRank(*net_, config, 0x1000 + r, &ranks_[r]);
     if (res != ncclSuccess) return *why = "Transport::create failed", res;
   }
   return ncclSuccess;
@@ -102,7 +102,7 @@ ncclResult_t Scenario::fanIn(int senders, int channels, std::string* why) {
       sends.push_back({made[s]->send.get(), &handles[s]});
       recvs.push_back(made[s]->recv.get());
     }
-    ncclResult_t res = connectAll(sends, recvs, why);
+    ncclResult_t res = connectAll(sends, recvs, kTimeout, why);
     if (res != ncclSuccess) return res;
     for (auto& l : made) links_.push_back(std::move(l));
   }
@@ -123,7 +123,7 @@ ncclResult_t Scenario::randomRounds(int rounds, size_t maxBytes, const RoundOpti
       if (fanInTopology_) t.sendGroup = l.send->spec().tpLocalRank;
       transfers.push_back(t);
     }
-    ncclResult_t res = runRound(transfers, options, why);
+    ncclResult_t res = runRound(transfers, options, kTimeout, why);
     if (res != ncclSuccess) {
       *why = "round " + std::to_string(round) + ": " + *why;
       return res;

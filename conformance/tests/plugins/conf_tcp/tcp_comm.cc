@@ -32,11 +32,34 @@ void SendComm::post(Request* r) {
     r->done = true;
     return;
   }
+#ifdef CONF_TCP_DEFECT_REORDERS_SENDS
+  // Defect: a send over 64 KiB waits for the next send, which overtakes it
+  // (a lone one leaves after 5 ms). Only pipelined large messages, as
+  // NCCL's proxy posts them, show it.
+  if (held_ != nullptr) {
+    queue_.push_back(r);
+    queue_.push_back(held_);
+    held_ = nullptr;
+  } else if (r->size > kDefectSize) {
+    held_ = r;
+    heldAt_ = std::chrono::steady_clock::now();
+  } else {
+    queue_.push_back(r);
+  }
+#else
   queue_.push_back(r);
+#endif
   progress();
 }
 
 void SendComm::progress() {
+#ifdef CONF_TCP_DEFECT_REORDERS_SENDS
+  if (held_ != nullptr &&
+      std::chrono::steady_clock::now() - heldAt_ > std::chrono::milliseconds(5)) {
+    queue_.push_back(held_);
+    held_ = nullptr;
+  }
+#endif
   while (!queue_.empty()) {
     Request* r = queue_.front();
     Header h{kHeaderMagic, r->tag, r->size};
@@ -81,8 +104,34 @@ void RecvComm::post(Request* r) {
     r->done = true;
     return;
   }
-  queue_.push_back(r);
+  takeEarly(r);
+  if (!r->done) queue_.push_back(r);
   progress();
+}
+
+// Every older receive was posted when these messages arrived and had no
+// free buffer for them, so `r` is the oldest that can take them.
+void RecvComm::takeEarly(Request* r) {
+  for (auto e = early_.begin(); e != early_.end() && !r->done;) {
+    int slot = -1;
+    for (int i = 0; i < r->n && slot < 0; i++) {
+      if (r->tags[i] == e->tag && !r->filled[i]) slot = i;
+    }
+    if (slot < 0) {
+      ++e;
+      continue;
+    }
+    if (e->payload.size() > r->caps[slot]) {
+      r->error = ncclInvalidUsage;  // truncation
+      r->done = true;
+    } else {
+      std::copy(e->payload.begin(), e->payload.end(), r->bufs[slot]);
+      r->filled[slot] = true;
+      r->sizes[slot] = static_cast<int>(e->payload.size());
+      r->done = ++r->filledCount == r->n;
+    }
+    e = early_.erase(e);
+  }
 }
 
 bool RecvComm::readHeader() {
@@ -110,8 +159,8 @@ bool RecvComm::readHeader() {
 // A header has arrived: pick the buffer it lands in, the oldest receive
 // with a free buffer for its tag (rule 30). A tag whose buffer in the oldest
 // receive is taken already runs ahead of the others (shared comms): it goes
-// into a later receive, and waits (false) until that one is posted.
-bool RecvComm::route() {
+// into a later receive, or aside until that one is posted.
+void RecvComm::route() {
   Request* oldest = queue_.front();
   Request* into = oldest;
   int slot = -1;
@@ -120,24 +169,30 @@ bool RecvComm::route() {
     if (!oldest->filled[i]) slot = i;  // defect: arrival order, whatever the tag
   }
 #else
-  bool oldestHasTag = false;
   for (Request* r : queue_) {
     for (int i = 0; i < r->n && slot < 0; i++) {
-      if (r->tags[i] != header_.tag) continue;
-      if (r == oldest) oldestHasTag = true;
-      if (!r->filled[i]) {
+      if (r->tags[i] == header_.tag && !r->filled[i]) {
         slot = i;
         into = r;
       }
     }
     if (slot >= 0) break;
   }
-  if (slot < 0 && oldestHasTag) return false;
+  if (slot < 0) {  // no receive waits for this tag yet: keep the message aside
+    routed_ = true;
+    got_ = 0;
+    target_ = nullptr;
+    stashing_ = true;
+    stash_.assign(header_.size, 0);
+    dest_ = stash_.data();
+    return;
+  }
 #endif
   routed_ = true;
   got_ = 0;
   target_ = into;
   slot_ = slot;
+  dest_ = slot >= 0 ? into->bufs[slot] : nullptr;
   bool fits = slot >= 0 && header_.size <= into->caps[slot];
 #ifdef CONF_TCP_DEFECT_OVERRUN
   fits = slot >= 0;  // defect: no truncation check, the payload is written whole
@@ -149,20 +204,49 @@ bool RecvComm::route() {
     into->done = true;
     queue_.erase(std::find(queue_.begin(), queue_.end(), into));
     target_ = nullptr;
+    dest_ = nullptr;
   }
-  return true;
+}
+
+void RecvComm::complete(Request* r) {
+  r->filled[slot_] = true;
+#ifdef CONF_TCP_DEFECT_WRONG_SIZES
+  r->sizes[slot_] = static_cast<int>(r->caps[slot_]);  // defect: the posted size
+#else
+  r->sizes[slot_] = static_cast<int>(std::min<uint64_t>(header_.size, INT32_MAX));
+#endif
+  if (++r->filledCount == r->n) {
+    r->done = true;
+    queue_.erase(std::find(queue_.begin(), queue_.end(), r));
+  }
 }
 
 void RecvComm::progress() {
   while (error_ == ncclSuccess) {
     if (!routed_) {
-      if (queue_.empty() || !readHeader() || !route()) return;
+      if (queue_.empty() || !readHeader()) return;
+      route();
+#ifdef CONF_TCP_DEFECT_COMPLETES_EARLY
+      // Defect: with another receive posted behind it, a single receive of
+      // over 64 KiB is reported done as soon as its header is in; the
+      // payload is read by later calls, after NCCL may already have handed
+      // the step to the GPU.
+      if (target_ != nullptr && target_->n == 1 && queue_.size() >= 2 &&
+          target_ == queue_.front() && header_.size > kDefectSize) {
+        complete(target_);
+        target_ = nullptr;
+        payloadNotBefore_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+      }
+#endif
     }
+#ifdef CONF_TCP_DEFECT_COMPLETES_EARLY
+    if (std::chrono::steady_clock::now() < payloadNotBefore_) return;
+#endif
     while (got_ < header_.size) {
       char sink[65536];
-      char* to = target_ ? target_->bufs[slot_] + got_ : sink;
+      char* to = dest_ ? dest_ + got_ : sink;
       size_t want =
-          target_ ? header_.size - got_ : std::min<uint64_t>(sizeof(sink), header_.size - got_);
+          dest_ ? header_.size - got_ : std::min<uint64_t>(sizeof(sink), header_.size - got_);
       ssize_t n = ::recv(fd_, to, want, MSG_DONTWAIT);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
@@ -175,22 +259,13 @@ void RecvComm::progress() {
       }
       got_ += static_cast<uint64_t>(n);
     }
-    if (target_ != nullptr) {
-      Request* r = target_;
-      r->filled[slot_] = true;
-#ifdef CONF_TCP_DEFECT_WRONG_SIZES
-      r->sizes[slot_] = static_cast<int>(r->caps[slot_]);  // defect: the posted size
-#else
-      r->sizes[slot_] = static_cast<int>(std::min<uint64_t>(header_.size, INT32_MAX));
-#endif
-      if (++r->filledCount == r->n) {
-        r->done = true;
-        queue_.erase(std::find(queue_.begin(), queue_.end(), r));
-      }
-    }
+    if (target_ != nullptr) complete(target_);
+    if (stashing_) early_.push_back({header_.tag, std::move(stash_)});
+    stashing_ = false;
     routed_ = false;
     headerGot_ = 0;
     target_ = nullptr;
+    dest_ = nullptr;
   }
 }
 

@@ -7,9 +7,11 @@
 // on purpose, so the conformance suite can be shown to catch it.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <vector>
 
 #include "ncclnet/abi/net.h"
 #include "ncclnet/request_pool.hpp"
@@ -17,6 +19,9 @@
 namespace conftcp {
 
 constexpr int kMaxRecvs = 8;
+// The defects that only pipelined traffic shows act on messages larger than
+// this; the API scenarios' messages are at most this large.
+constexpr uint64_t kDefectSize = 65536;
 
 struct Header {
   uint32_t magic;
@@ -59,6 +64,10 @@ class SendComm {
   ncclResult_t error_ = ncclSuccess;
   ncclnet::RequestPool<Request> pool_{NCCL_NET_MAX_REQUESTS * kMaxRecvs};
   std::deque<Request*> queue_;
+#ifdef CONF_TCP_DEFECT_REORDERS_SENDS
+  Request* held_ = nullptr;  // defect: waits to be overtaken by the next send
+  std::chrono::steady_clock::time_point heldAt_;
+#endif
 };
 
 class RecvComm {
@@ -72,7 +81,9 @@ class RecvComm {
  private:
   void failAll(ncclResult_t error);
   bool readHeader();
-  bool route();
+  void route();
+  void complete(Request* r);   // the payload for slot_ is in
+  void takeEarly(Request* r);  // gives a new receive the messages that wait for it
   int fd_;
   ncclResult_t error_ = ncclSuccess;
   ncclnet::RequestPool<Request> pool_{NCCL_NET_MAX_REQUESTS};
@@ -81,9 +92,23 @@ class RecvComm {
   Header header_{};
   size_t headerGot_ = 0;
   bool routed_ = false;
-  Request* target_ = nullptr;  // nullptr with routed_: discard the payload
+  Request* target_ = nullptr;  // the receive completed by this payload
+  char* dest_ = nullptr;       // where the payload goes; nullptr: discard it
   int slot_ = 0;
   uint64_t got_ = 0;
+  // Messages that arrived before a receive with a free buffer for their tag
+  // was posted (a sender of a shared comm running ahead). They are read off
+  // the stream at once, so the messages behind them are not held up.
+  struct Early {
+    int tag;
+    std::vector<char> payload;
+  };
+  std::deque<Early> early_;
+  bool stashing_ = false;
+  std::vector<char> stash_;
+#ifdef CONF_TCP_DEFECT_COMPLETES_EARLY
+  std::chrono::steady_clock::time_point payloadNotBefore_;  // defect: read late
+#endif
 };
 
 }  // namespace conftcp

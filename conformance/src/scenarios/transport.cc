@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: Apache-2.0
+// Transport: the plugin driven by the reference transport exactly as NCCL's
+// proxy drives it — rings on several channels with the SIMPLE, LL and LL128
+// protocols, p2p through shared and dedicated buffers, grouped receives
+// through shared comms, and long runs of random sizes. A device peer plays
+// NCCL's kernels on each rank and checks every byte.
+//
+// These catch what single-message API scenarios let through: a receive
+// reported done before its bytes are in place (NCCL's proxy hands the step
+// to the GPU at once), sends that overtake each other (the receiver's steps
+// are consumed in order), a plugin that mishandles up to eight receives in
+// flight, or the flag polling of LL/LL128.
+#include <cstdio>
+
+#include "ncclnet/transport/workload.hpp"
+#include "scenario/registry.hpp"
+
+namespace conformance {
+
+namespace {
+
+namespace rt = ncclnet::transport;
+
+std::string toHex(const std::vector<rt::NetHandle>& handles) {
+  std::string out;
+  char byte[3];
+  for (const rt::NetHandle& h : handles) {
+    for (char b : h.bytes) {
+      std::snprintf(byte, sizeof(byte), "%02x", static_cast<unsigned char>(b));
+      out += byte;
+    }
+  }
+  return out;
+}
+
+bool fromHex(const std::string& hex, std::vector<rt::NetHandle>* handles) {
+  if (hex.size() != handles->size() * sizeof(rt::NetHandle) * 2) return false;
+  size_t at = 0;
+  for (rt::NetHandle& h : *handles) {
+    for (char& b : h.bytes) {
+      unsigned v = 0;
+      if (std::sscanf(hex.c_str() + at, "%2x", &v) != 1) return false;
+      b = static_cast<char>(v);
+      at += 2;
+    }
+  }
+  return true;
+}
+
+// Buffers small enough that every round crosses many steps and wraps the
+// step ring several times: NCCL's protocols, shrunk.
+rt::TransportConfig smallBuffers() {
+  rt::TransportConfig config;
+  config.buffSizes[rt::index(rt::Protocol::LL)] = 8 * 4096;
+  config.buffSizes[rt::index(rt::Protocol::LL128)] = 8 * 128 * 64;
+  config.buffSizes[rt::index(rt::Protocol::Simple)] = 8 * 65536;
+  config.p2pChunkSize = 16384;
+  return config;
+}
+
+// Runs this rank's side of `w` on the plugin through the reference
+// transport, with the profile's limits; any failure breaks `rule`.
+void runWorkload(Ctx& c, const rt::Workload& w, const rt::TransportConfig& config, int rule) {
+  if (c.nranks() != 2) skip("transport scenarios run on 2 ranks, not %d", c.nranks());
+  auto limit = std::chrono::milliseconds(static_cast<long>(c.waitLimit() * 1000));
+  rt::RankOptions options;
+  options.transport.config = config;
+  options.transport.commId = 0x7e57c0de00ull + static_cast<uint64_t>(c.rank());
+  rt::Rank rank;
+  CONF_OK(rt::makeRank(c.net(), std::move(options), &rank), rule,
+          "the reference transport's set-up (init, progress thread)");
+
+  rt::ProcessHooks hooks;
+  hooks.timeout = limit;
+  hooks.exchange = [&](const std::vector<rt::NetHandle>& mine, std::vector<rt::NetHandle>* all) {
+    std::vector<std::string> hex = c.allgather("transport handles", toHex(mine));
+    std::vector<std::vector<rt::NetHandle>> byRank(hex.size(), mine);
+    for (size_t r = 0; r < hex.size(); r++) {
+      if (!fromHex(hex[r], &byRank[r])) return ncclInternalError;
+    }
+    *all = mine;
+    for (size_t i = 0; i < w.links.size(); i++) (*all)[i] = byRank[w.links[i].recvProcess][i];
+    return ncclSuccess;
+  };
+  hooks.barrier = [&] {
+    c.barrier("transport rounds done");
+    return ncclSuccess;
+  };
+  hooks.activity = [&](const std::string& what) { c.activity(what); };
+
+  std::string why;
+  ncclResult_t res = rt::runWorkloadProcess(rank, w, c.rank(), hooks, &why);
+  if (res != ncclSuccess) {
+    fail(rule, "through the reference transport: %s (%s)", why.c_str(), resultName(res).c_str());
+  }
+}
+
+void ringSimple(Ctx& c) {
+  rt::Workload w;
+  w.links = rt::twoRankRing(4, false);
+  w.phases = {rt::RoundOptions{.protocol = rt::Protocol::Simple},
+              rt::RoundOptions{.protocol = rt::Protocol::Simple, .sliceSteps = 2, .chunkSteps = 4}};
+  w.maxBytes = 300000;
+  runWorkload(c, w, smallBuffers(), 35);
+}
+
+void ringLL(Ctx& c) {
+  rt::Workload w;
+  w.links = rt::twoRankRing(4, false);
+  w.phases = {rt::RoundOptions{.protocol = rt::Protocol::LL}};
+  w.maxBytes = 100000;
+  runWorkload(c, w, smallBuffers(), 35);
+}
+
+void ringLL128(Ctx& c) {
+  rt::Workload w;
+  w.links = rt::twoRankRing(4, false);
+  w.phases = {rt::RoundOptions{.protocol = rt::Protocol::LL128}};
+  w.maxBytes = 300000;
+  runWorkload(c, w, smallBuffers(), 35);
+}
+
+void ringNcclBuffers(Ctx& c) {
+  rt::Workload w;
+  w.links = rt::twoRankRing(2, false);
+  w.phases = {rt::RoundOptions{.protocol = rt::Protocol::Simple},
+              rt::RoundOptions{.protocol = rt::Protocol::LL128},
+              rt::RoundOptions{.protocol = rt::Protocol::LL}};
+  w.rounds = 3;
+  w.maxBytes = 5 << 20;
+  runWorkload(c, w, rt::TransportConfig(), 35);
+}
+
+void p2pShared(Ctx& c) {
+  rt::Workload w;
+  w.links = rt::twoRankRing(4, true);
+  w.phases = {rt::RoundOptions{}};
+  w.rounds = 12;
+  runWorkload(c, w, smallBuffers(), 35);
+}
+
+void p2pDedicated(Ctx& c) {
+  rt::TransportConfig config = smallBuffers();
+  config.sharedBuffers = 0;
+  rt::Workload w;
+  w.links = rt::twoRankRing(2, true);
+  w.phases = {rt::RoundOptions{}, rt::RoundOptions{.protocol = rt::Protocol::LL}};
+  runWorkload(c, w, config, 35);
+}
+
+void groupedSharedComms(Ctx& c) {
+  if (c.maxRecvs() < 2) skip("maxRecvs is %d: NCCL shares no comms", c.maxRecvs());
+  rt::TransportConfig config = smallBuffers();
+  config.allocP2pNetLLBuffers = true;
+  rt::Workload w;
+  w.links = rt::fanInLinks(4, 2);
+  w.sendGroupByLocalRank = true;
+  w.phases = {rt::RoundOptions{}, rt::RoundOptions{.protocol = rt::Protocol::LL}};
+  w.rounds = 10;
+  runWorkload(c, w, config, 30);
+}
+
+void longRandomRun(Ctx& c) {
+  rt::Workload w;
+  w.links = rt::twoRankRing(2, false);
+  for (int i = 0; i < 4; i++) {
+    w.phases.push_back(rt::RoundOptions{.protocol = rt::Protocol::Simple});
+    w.phases.push_back(rt::RoundOptions{.protocol = rt::Protocol::LL});
+    w.phases.push_back(rt::RoundOptions{.protocol = rt::Protocol::LL128});
+  }
+  w.rounds = 6;
+  w.maxBytes = 1 << 20;
+  w.seed = 7;
+  runWorkload(c, w, smallBuffers(), 35);
+}
+
+}  // namespace
+
+void addTransportScenarios(std::vector<Scenario>& out) {
+  const char* area = "Transport";
+  out.push_back({area, "RingSimpleFourChannels", 35, 2, 6, ringSimple,
+                 "SIMPLE ring on 4 channels, 1 and 2 slice steps, small buffers, bytes checked"});
+  out.push_back({area, "RingLLFourChannels", 35, 2, 6, ringLL,
+                 "LL ring on 4 channels: flag-interleaved lines polled by the device"});
+  out.push_back({area, "RingLL128FourChannels", 35, 2, 6, ringLL128,
+                 "LL128 ring on 4 channels: 128-byte lines with a flag word"});
+  out.push_back({area, "RingNcclDefaultBuffers", 35, 2, 6, ringNcclBuffers,
+                 "ring with NCCL's buffer sizes, messages up to 5 MiB, every protocol"});
+  out.push_back({area, "P2pSharedBuffers", 35, 2, 6, p2pShared,
+                 "p2p on 4 channels through the shared per-peer pools"});
+  out.push_back({area, "P2pDedicatedBuffers", 35, 2, 6, p2pDedicated,
+                 "p2p with NCCL_NET_SHARED_BUFFERS=0, SIMPLE and LL"});
+  out.push_back({area, "GroupedReceivesThroughSharedComms", 30, 2, 6, groupedSharedComms,
+                 "4 local ranks share one comm per channel: grouped receives routed by tag"});
+  out.push_back({area, "LongRandomRun", 35, 2, 6, longRandomRun,
+                 "72 rounds of random sizes up to 1 MiB, protocols alternating"});
+}
+
+}  // namespace conformance
