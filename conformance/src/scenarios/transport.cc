@@ -160,6 +160,17 @@ void groupedSharedComms(Ctx& c) {
   runWorkload(c, w, config, 30);
 }
 
+void registeredBuffers(Ctx& c) {
+  rt::TransportConfig config = smallBuffers();
+  config.maxNetSize = 100000;  // several network messages per user buffer
+  rt::Workload w;
+  w.links = rt::twoRankRing(2, true);
+  w.phases = {rt::RoundOptions{.registered = true}, rt::RoundOptions{},
+              rt::RoundOptions{.registered = true}};
+  w.maxBytes = 700000;
+  runWorkload(c, w, config, 35);
+}
+
 void longRandomRun(Ctx& c) {
   rt::Workload w;
   w.links = rt::twoRankRing(2, false);
@@ -192,6 +203,9 @@ void addTransportScenarios(std::vector<Scenario>& out) {
                  "p2p with NCCL_NET_SHARED_BUFFERS=0, SIMPLE and LL"});
   out.push_back({area, "GroupedReceivesThroughSharedComms", 30, 2, 6, groupedSharedComms,
                  "4 local ranks share one comm per channel: grouped receives routed by tag"});
+  out.push_back({area, "RegisteredBuffers", 35, 2, 6, registeredBuffers,
+                 "p2p from and into registered user buffers, in steps of maxNetSize, between "
+                 "rounds through the shared pools"});
   out.push_back({area, "LongRandomRun", 35, 2, 6, longRandomRun,
                  "72 rounds of random sizes up to 1 MiB, protocols alternating"});
 }

@@ -58,6 +58,13 @@ DeviceConnection* Connection::device() {
   return state_->connected ? &state_->device : nullptr;
 }
 
+ncclResult_t Connection::registerBuffer(void* data, size_t size, bool device, void** mhandle) {
+  return state_->core->registerUserBuffer(*state_, data, size, device, mhandle);
+}
+ncclResult_t Connection::deregisterBuffer(void* mhandle) {
+  return state_->core->deregisterUserBuffer(*state_, mhandle);
+}
+
 std::string Connection::describe() const {
   char head[200];
   std::snprintf(head, sizeof(head), "%s ch %d conn %d rank %d peer %d%s%s\n",

@@ -55,6 +55,10 @@ void TransportCore::release(ConnectionState& c) {
   if (engine) engine->cancel(&c);
   std::lock_guard<std::mutex> lock(setupMutex);
   if (c.connected) {
+    for (void* mhandle : c.userMhandles) {
+      warnIfFailed(log, net.deregMr(c.netComm, mhandle), "deregMr of a user buffer");
+    }
+    c.userMhandles.clear();
     for (int p = 0; p < kNumProtocols; p++) {
       if (c.mhandles[p] != nullptr)
         warnIfFailed(log, net.deregMr(c.netComm, c.mhandles[p]), "deregMr");

@@ -152,12 +152,20 @@ Move HostDevicePeer::Impl::advanceSend(WorkState& w, std::string* error) {
     return Move::Blocked;
   }
   int slot = static_cast<int>(w.step % kSteps);
-  char* buff = sliceBuffer(work, slot);
   size_t n = w.plan.sliceBytes[w.slice];
   // Like the kernel: the size first, then the payload, then the signal.
   c.recvMem->connFifo[slot].size.store(static_cast<int64_t>(encodedBytes(work.protocol, n)),
                                        std::memory_order_relaxed);
   bool verify = work.mode == DataMode::Verify;
+  if (work.userBuffer != nullptr) {
+    // The application's data is already in its registered buffer; here the
+    // pattern stands in for it. The proxy sends straight from there.
+    if (verify)
+      fillPattern(reinterpret_cast<uint8_t*>(work.userBuffer) + w.offset, n, work.seed, w.offset);
+    c.recvMem->tail.store(w.step + work.sliceSteps, std::memory_order_release);
+    return Move::Advanced;
+  }
+  char* buff = sliceBuffer(work, slot);
   switch (work.protocol) {
     case Protocol::Simple:
       if (verify) fillPattern(reinterpret_cast<uint8_t*>(buff), n, work.seed, w.offset);
@@ -192,7 +200,9 @@ Move HostDevicePeer::Impl::advanceRecv(WorkState& w, std::string* error) {
       w.waitingFor = "tail from the proxy";
       return Move::Blocked;
     }
-    payload = reinterpret_cast<const uint8_t*>(sliceBuffer(work, slot));
+    payload = work.userBuffer != nullptr
+                  ? reinterpret_cast<const uint8_t*>(work.userBuffer) + w.offset
+                  : reinterpret_cast<const uint8_t*>(sliceBuffer(work, slot));
   } else {
     w.scratch.resize(n);
     const char* buff = sliceBuffer(work, slot);
@@ -237,6 +247,10 @@ Move HostDevicePeer::Impl::advance(WorkState& w, std::string* error) {
     w.step = roundUp(c.step, w.work.chunkSteps);
     // The receiving kernel returns the credits a round-up skipped.
     if (c.direction == Direction::Recv) c.sendMem->head.store(w.step, std::memory_order_release);
+    // A registered receive buffer is free for the network from now on.
+    if (c.direction == Direction::Recv && w.work.userBuffer != nullptr) {
+      c.recvMem->connFifo[w.step % kSteps].size.store(0, std::memory_order_release);
+    }
   }
   Move m = c.direction == Direction::Send ? advanceSend(w, error) : advanceRecv(w, error);
   if (m != Move::Advanced) return m;
@@ -346,7 +360,9 @@ ncclResult_t HostDevicePeer::launch(std::vector<DeviceWork> works,
   l->timeout = timeout;
   for (DeviceWork& work : works) {
     if (work.connection == nullptr || work.sliceCapacity == 0 || work.sliceSteps < 1 ||
-        work.connection->buffs[index(work.protocol)] == nullptr) {
+        work.connection->buffs[index(work.protocol)] == nullptr ||
+        (work.userBuffer != nullptr &&
+         (work.protocol != Protocol::Simple || work.sliceSteps != 1))) {
       return ncclInvalidArgument;
     }
     WorkState w;

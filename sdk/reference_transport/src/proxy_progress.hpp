@@ -34,6 +34,11 @@ struct SubProgress {
   int done = 0;
   int group = 0;                // receive: index of its RecvGroup
   int64_t transSize = 0;        // bytes of the last step sent or received
+  // Registered user buffer (SIMPLE): step k at userBuffer + k * maxNetSize.
+  char* userBuffer = nullptr;
+  size_t userBytes = 0;
+  void* userMhandle = nullptr;
+  bool userReady = false;  // receive: the device said the buffer may be written
   void* requests[kSteps] = {};  // send: request of the step in each slot
   // Opaque per-step profiler handles handed to isend/irecv (never read).
   char phandles[kSteps] = {};

@@ -55,6 +55,12 @@ void recvBuffer(TransportCore& core, ProxyOpState& op, int s, int k, void** ptr,
   SubProgress& sub = op.subs[s];
   ConnectionState& c = *sub.conn;
   int slot = slotOf(sub.base, k);
+  if (sub.userBuffer != nullptr) {
+    size_t at = static_cast<size_t>(k) * core.config.maxNetSize;
+    *ptr = sub.userBuffer + at;
+    *size = std::min(core.config.maxNetSize, sub.userBytes - std::min(at, sub.userBytes));
+    return;
+  }
   if (op.protocol == Protocol::Simple && c.shared) {
     int sharedSlot = (k % op.maxDepth) * static_cast<int>(op.subs.size()) + s;
     size_t offset = c.pool->offset(core.config.p2pChunkSize, c.spec.channelId, sharedSlot);
@@ -67,6 +73,17 @@ void recvBuffer(TransportCore& core, ProxyOpState& op, int s, int k, void** ptr,
   size_t stepSize = c.stepSize(op.protocol);
   *ptr = c.buffers[index(op.protocol)] + static_cast<size_t>(slot) * stepSize;
   *size = stepSize * op.sliceSteps;
+}
+
+// A registered receive buffer may be written only once the device said so:
+// it signals with the connFifo size of the operation's first step, since
+// the buffer may still be in use by the kernel that ran before.
+bool userBufferReady(SubProgress& sub) {
+  if (!sub.userReady) {
+    const ConnFifoEntry& e = sub.conn->recvMem->connFifo[slotOf(sub.base, 0)];
+    sub.userReady = e.size.load(std::memory_order_acquire) != kFifoEmpty;
+  }
+  return sub.userReady;
 }
 
 ncclResult_t postGroup(TransportCore& core, ProxyOpState& op, RecvGroup& g, bool* progressed) {
@@ -82,9 +99,10 @@ ncclResult_t postGroup(TransportCore& core, ProxyOpState& op, RecvGroup& g, bool
     SubProgress& sub = op.subs[g.first + i];
     if (k >= sub.nsteps) continue;
     if (k >= sub.done + op.maxDepth) return ncclSuccess;  // one sub is full: post none
+    if (sub.userBuffer != nullptr && !userBufferReady(sub)) return ncclSuccess;
     recvBuffer(core, op, g.first + i, k, &ptrs[n], &sizes[n]);
     tags[n] = sub.conn->spec.tpRemoteRank;
-    mhandles[n] = sub.conn->mhandles[index(op.protocol)];
+    mhandles[n] = sub.userBuffer ? sub.userMhandle : sub.conn->mhandles[index(op.protocol)];
     phandles[n] = &sub.phandles[k % kSteps];
     members |= uint64_t{1} << i;
     n++;
@@ -137,12 +155,17 @@ ncclResult_t receiveGroup(TransportCore& core, ProxyOpState& op, RecvGroup& g, b
     sub.transSize = sizes[n];
     total += sizes[n];
     flush = flush || needsFlush(core, c);
-    ptrs[n] =
-        (op.protocol == Protocol::Simple && c.shared)
-            ? c.buffers[index(Protocol::Simple)] +
-                  c.recvMem->connFifo[slot].offset.load(std::memory_order_relaxed)
-            : c.buffers[index(op.protocol)] + static_cast<size_t>(slot) * c.stepSize(op.protocol);
-    mhandles[n] = c.mhandles[index(op.protocol)];
+    if (sub.userBuffer != nullptr) {
+      ptrs[n] = sub.userBuffer + static_cast<size_t>(k) * core.config.maxNetSize;
+      mhandles[n] = sub.userMhandle;
+    } else {
+      ptrs[n] =
+          (op.protocol == Protocol::Simple && c.shared)
+              ? c.buffers[index(Protocol::Simple)] +
+                    c.recvMem->connFifo[slot].offset.load(std::memory_order_relaxed)
+              : c.buffers[index(op.protocol)] + static_cast<size_t>(slot) * c.stepSize(op.protocol);
+      mhandles[n] = c.mhandles[index(op.protocol)];
+    }
     n++;
   }
   g.received += op.sliceSteps;

@@ -28,10 +28,12 @@ bool post(TransportCore& core, ProxyOpState& op, int s) {
   SubProgress& sub = op.subs[s];
   if (sub.posted >= sub.nsteps || sub.posted >= sub.done + op.maxDepth) return false;
   ConnectionState& c = *sub.conn;
-  if (!c.shared) {
+  if (!c.shared || sub.userBuffer != nullptr) {
     // Dedicated buffers: the device already holds credit for every free
-    // slot; nothing to publish.
+    // slot; nothing to publish. A registered buffer needs no pool slot, but
+    // a shared connection's device still waits for the credit.
     sub.posted += op.sliceSteps;
+    if (c.shared) c.sendMem->head.store(sub.base + sub.posted - kSteps, std::memory_order_release);
     return true;
   }
   int slot = slotOf(sub.base, sub.posted);
@@ -56,11 +58,19 @@ ncclResult_t transmit(TransportCore& core, ProxyOpState& op, int s, bool* progre
   if (op.protocol != Protocol::LL && c.recvMem->tail.load(std::memory_order_acquire) <= step) {
     return ncclSuccess;
   }
-  char* buff = stepBuffer(c, op.protocol, slot);
-  if (!stepReady(c, op.protocol, buff, size, step)) return ncclSuccess;
+  char* buff;
+  void* mhandle;
+  if (sub.userBuffer != nullptr) {
+    buff = sub.userBuffer + static_cast<size_t>(sub.transmitted) * core.config.maxNetSize;
+    mhandle = sub.userMhandle;
+  } else {
+    buff = stepBuffer(c, op.protocol, slot);
+    mhandle = c.mhandles[index(op.protocol)];
+    if (!stepReady(c, op.protocol, buff, size, step)) return ncclSuccess;
+  }
   void** request = &sub.requests[slot];
   RT_CHECK(core.log, core.net.isend(c.netComm, buff, static_cast<size_t>(size), c.spec.tpRank,
-                                    c.mhandles[index(op.protocol)], &sub.phandles[slot], request));
+                                    mhandle, &sub.phandles[slot], request));
   if (*request == nullptr) return ncclSuccess;  // the plugin is full: retry next pass
   sub.transSize = size;
   sub.transmitted += op.sliceSteps;

@@ -4,6 +4,10 @@
 // posting operations.
 #include "ncclnet/transport/transport.hpp"
 
+#include <algorithm>
+
+#include "ncclnet/transport/steps.hpp"
+
 #include "progress_engine.hpp"
 #include "transport_core.hpp"
 
@@ -139,6 +143,24 @@ ncclResult_t Transport::post(const ProxyOpSpec& spec, std::shared_ptr<OpCompleti
       return ncclInvalidArgument;
     }
     if (!c.needsProxyProgress) continue;  // the plugin's device side moves it
+    if (sub.userBuffer != nullptr || sub.userMhandle != nullptr) {
+      size_t steps = std::max<size_t>(1, divUp(sub.userBytes, core_->config.maxNetSize));
+      if (spec.protocol != Protocol::Simple || spec.sliceSteps != 1 || sub.userMhandle == nullptr ||
+          static_cast<size_t>(sub.nsteps) != steps) {
+        NCCLNET_WARN(log,
+                     "post: a registered buffer needs SIMPLE, sliceSteps 1, its mhandle and %zu "
+                     "steps of maxNetSize for %zu bytes (got %d)",
+                     steps, sub.userBytes, sub.nsteps);
+        return ncclInvalidArgument;
+      }
+      op->subs.push_back(detail::SubProgress{.conn = &c,
+                                             .nsteps = sub.nsteps,
+                                             .userBuffer = sub.userBuffer,
+                                             .userBytes = sub.userBytes,
+                                             .userMhandle = sub.userMhandle});
+      op->keys.emplace_back(&c, -1);
+      continue;
+    }
     bool pooled = c.shared && spec.protocol == Protocol::Simple;
     if (pooled && spec.sliceSteps != 1) {
       NCCLNET_WARN(log, "post: shared (p2p) SIMPLE operations use sliceSteps 1");
@@ -169,6 +191,9 @@ const TransportConfig& Transport::config() const {
 }
 host::NetView& Transport::net() {
   return core_->net;
+}
+MemoryProvider& Transport::memory() {
+  return *core_->memory;
 }
 
 }  // namespace ncclnet::transport

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <tuple>
+#include <vector>
 
 #include "ncclnet/host/net_view.hpp"
 #include "ncclnet/log.hpp"
@@ -84,6 +85,7 @@ struct ConnectionState {
   char* buffers[kNumProtocols] = {};
   size_t buffSizes[kNumProtocols] = {};
   void* mhandles[kNumProtocols] = {};
+  std::vector<void*> userMhandles;  // registered user buffers, deregistered at release
 
   // Proxy: the first step of the next operation on this connection.
   uint64_t step = 0;
@@ -117,6 +119,9 @@ class TransportCore {
   int liveConnections = 0;
 
   ncclResult_t connectSend(ConnectionState& c, const NetHandle& handle);
+  ncclResult_t registerUserBuffer(ConnectionState& c, void* data, size_t size, bool device,
+                                  void** mhandle);
+  ncclResult_t deregisterUserBuffer(ConnectionState& c, void* mhandle);
   ncclResult_t acceptRecv(ConnectionState& c);
   void release(ConnectionState& c);
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // One round of NCCL-shaped traffic: proxy operations and device works
 // planned the way one NCCL kernel launch would be.
+#include <algorithm>
 #include <map>
 #include <thread>
 
@@ -58,6 +59,32 @@ uint64_t seedFor(int round, int link) {
 
 namespace {
 
+// A registered user buffer for one end of a transfer, deregistered and
+// freed when the round ends.
+struct UserBuffer {
+  Connection* connection = nullptr;
+  Allocation memory;
+  void* mhandle = nullptr;
+  ~UserBuffer() {
+    if (mhandle != nullptr) connection->deregisterBuffer(mhandle);
+  }
+};
+
+ncclResult_t makeUserBuffer(Rank& rank, Connection* connection, size_t nbytes,
+                            std::unique_ptr<UserBuffer>* out, std::string* why) {
+  auto b = std::make_unique<UserBuffer>();
+  b->connection = connection;
+  ncclResult_t res = rank.transport->memory().allocHost(std::max<size_t>(nbytes, 1), &b->memory);
+  if (res == ncclSuccess)
+    res = connection->registerBuffer(b->memory.cpu(), b->memory.size(), false, &b->mhandle);
+  if (res != ncclSuccess) {
+    *why = "registering a " + std::to_string(nbytes) + "-byte user buffer failed";
+    return res;
+  }
+  *out = std::move(b);
+  return ncclSuccess;
+}
+
 // What one rank launches in a round.
 struct RankPlan {
   std::vector<DeviceWork> works;
@@ -65,40 +92,10 @@ struct RankPlan {
   ProxyOpSpec recvOp;
 };
 
-}  // namespace
-
-ncclResult_t runRound(const std::vector<Transfer>& transfers, const RoundOptions& o,
-                      std::chrono::milliseconds timeout, std::string* why) {
-  std::map<Rank*, RankPlan> plan;
-  for (const Transfer& t : transfers) {
-    Rank* local = t.sendRank ? t.sendRank : t.recvRank;
-    Connection* conn = t.send ? t.send : t.recv;
-    size_t capacity = local->transport->sliceCapacity(*conn, o.protocol, o.sliceSteps);
-    if (t.send && t.recv &&
-        t.recvRank->transport->sliceCapacity(*t.recv, o.protocol, o.sliceSteps) != capacity) {
-      *why = "sender and receiver slice sizes differ";
-      return ncclInvalidUsage;
-    }
-    int nsteps = planSteps(t.nbytes, capacity, o.sliceSteps).nsteps;
-    DeviceWork w{.connection = nullptr,
-                 .protocol = o.protocol,
-                 .sliceSteps = o.sliceSteps,
-                 .chunkSteps = o.chunkSteps,
-                 .nbytes = t.nbytes,
-                 .sliceCapacity = capacity,
-                 .seed = t.seed,
-                 .mode = o.mode};
-    if (t.send) {
-      w.connection = t.send->device();
-      plan[t.sendRank].works.push_back(w);
-      plan[t.sendRank].sendOps[t.sendGroup].subs.push_back({t.send, nsteps});
-    }
-    if (t.recv) {
-      w.connection = t.recv->device();
-      plan[t.recvRank].works.push_back(w);
-      plan[t.recvRank].recvOp.subs.push_back({t.recv, nsteps});
-    }
-  }
+// Posts every rank's proxy operations, launches its kernel, and waits for
+// all of them.
+ncclResult_t launchAndWait(std::map<Rank*, RankPlan>& plan, const RoundOptions& o,
+                           std::chrono::milliseconds timeout, std::string* why) {
   std::vector<std::shared_ptr<OpCompletion>> ops;
   std::vector<std::shared_ptr<DeviceCompletion>> kernels;
   for (auto& [rank, p] : plan) {
@@ -143,6 +140,72 @@ ncclResult_t runRound(const std::vector<Transfer>& transfers, const RoundOptions
     }
   }
   return ncclSuccess;
+}
+
+}  // namespace
+
+ncclResult_t runRound(const std::vector<Transfer>& transfers, const RoundOptions& o,
+                      std::chrono::milliseconds timeout, std::string* why) {
+  if (o.registered && (o.protocol != Protocol::Simple || o.sliceSteps != 1)) {
+    *why = "registered buffers take SIMPLE with sliceSteps 1";
+    return ncclInvalidArgument;
+  }
+  std::map<Rank*, RankPlan> plan;
+  std::vector<std::unique_ptr<UserBuffer>> userBuffers;  // outlive the round's waits
+  for (const Transfer& t : transfers) {
+    Rank* local = t.sendRank ? t.sendRank : t.recvRank;
+    Connection* conn = t.send ? t.send : t.recv;
+    auto capacityOn = [&](Rank* rank, Connection* c) {
+      return o.registered ? rank->transport->config().maxNetSize
+                          : rank->transport->sliceCapacity(*c, o.protocol, o.sliceSteps);
+    };
+    size_t capacity = capacityOn(local, conn);
+    if (t.send && t.recv && capacityOn(t.recvRank, t.recv) != capacity) {
+      *why = "sender and receiver slice sizes differ";
+      return ncclInvalidUsage;
+    }
+    int nsteps = planSteps(t.nbytes, capacity, o.sliceSteps).nsteps;
+    DeviceWork w{.connection = nullptr,
+                 .protocol = o.protocol,
+                 .sliceSteps = o.sliceSteps,
+                 .chunkSteps = o.chunkSteps,
+                 .nbytes = t.nbytes,
+                 .sliceCapacity = capacity,
+                 .seed = t.seed,
+                 .mode = o.mode};
+    for (bool sending : {true, false}) {
+      Connection* end = sending ? t.send : t.recv;
+      Rank* rank = sending ? t.sendRank : t.recvRank;
+      if (end == nullptr) continue;
+      SubOpSpec sub{end, nsteps};
+      w.connection = end->device();
+      w.userBuffer = nullptr;
+      if (o.registered) {
+        std::unique_ptr<UserBuffer> b;
+        ncclResult_t res = makeUserBuffer(*rank, end, t.nbytes, &b, why);
+        if (res != ncclSuccess) return res;
+        sub.userBuffer = b->memory.cpu();
+        sub.userBytes = t.nbytes;
+        sub.userMhandle = b->mhandle;
+        w.userBuffer = b->memory.gpu();
+        userBuffers.push_back(std::move(b));
+      }
+      plan[rank].works.push_back(w);
+      if (sending) {
+        plan[rank].sendOps[t.sendGroup].subs.push_back(sub);
+      } else {
+        plan[rank].recvOp.subs.push_back(sub);
+      }
+    }
+  }
+  ncclResult_t res = launchAndWait(plan, o, timeout, why);
+  // A failed round may leave device works or plugin requests on the user
+  // buffers: they are left allocated and registered rather than freed under
+  // them.
+  if (res != ncclSuccess) {
+    for (auto& b : userBuffers) (void)b.release();
+  }
+  return res;
 }
 
 }  // namespace ncclnet::transport

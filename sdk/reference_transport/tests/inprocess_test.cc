@@ -115,6 +115,45 @@ TEST(P2pSharedBuffers, PoolIsRegisteredByEveryConnection) {
   EXPECT_EQ(s.net().deregMrs.load(), 12);
 }
 
+// Registered user buffers: payload straight between user memory and the
+// network, in maxNetSize steps, alongside ordinary rounds on the same
+// connections; every registration is released again.
+TEST(RegisteredBuffers, P2pStepsOfMaxNetSize) {
+  TransportConfig c = smallBuffers();
+  c.maxNetSize = 100000;  // several steps per message
+  Scenario s;
+  std::string why;
+  ASSERT_EQ(s.start(testnetPath(), 2, c, &why), ncclSuccess) << why;
+  ASSERT_EQ(s.ring(2, /*p2p=*/true, false, &why), ncclSuccess) << why;
+  int before = s.net().regMrs.load();
+  ASSERT_EQ(s.randomRounds(8, 700000, RoundOptions{.registered = true}, 13, &why), ncclSuccess)
+      << why;
+  ASSERT_EQ(s.randomRounds(2, 300000, RoundOptions{}, 14, &why), ncclSuccess) << why;
+  ASSERT_EQ(s.randomRounds(4, 50000, RoundOptions{.registered = true}, 15, &why), ncclSuccess)
+      << why;
+  // Two ends per link, 4 links, 12 registered rounds.
+  EXPECT_EQ(s.net().regMrs.load() - before, 2 * 4 * 12);
+  EXPECT_EQ(s.net().deregMrs.load(), s.net().regMrs.load() - before);
+}
+
+TEST(RegisteredBuffers, RingConnectionsAndMisuse) {
+  TransportConfig c = smallBuffers();
+  c.maxNetSize = 65536;
+  Scenario s;
+  std::string why;
+  ASSERT_EQ(s.start(testnetPath(), 2, c, &why), ncclSuccess) << why;
+  ASSERT_EQ(s.ring(2, false, false, &why), ncclSuccess) << why;
+  ASSERT_EQ(s.randomRounds(6, 400000, RoundOptions{.registered = true}, 16, &why), ncclSuccess)
+      << why;
+  // LL cannot use a registered buffer; an unknown mhandle is refused.
+  std::string refused;
+  EXPECT_EQ(s.randomRounds(1, 1000, RoundOptions{.protocol = Protocol::LL, .registered = true}, 17,
+                           &refused),
+            ncclInvalidArgument);
+  int dummy = 0;
+  EXPECT_EQ(s.links()[0]->send->deregisterBuffer(&dummy), ncclInvalidArgument);
+}
+
 TEST(GroupedReceives, FourSendersThroughSharedComms) {
   Scenario s;
   std::string why;

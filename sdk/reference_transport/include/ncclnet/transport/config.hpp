@@ -22,6 +22,9 @@ struct TransportConfig {
   bool optionalRecvCompletion = true;  // NCCL_NET_OPTIONAL_RECV_COMPLETION
   bool forceFlush = false;             // NCCL_NET_FORCE_FLUSH: flush every GDR receive
   bool allocP2pNetLLBuffers = false;   // NCCL_ALLOC_P2P_NET_LL_BUFFERS
+  // Largest network message of a registered-buffer transfer
+  // (NCCL_MAX_NET_SIZE, 1 GiB in NCCL; smaller in tests to cross steps).
+  size_t maxNetSize = size_t{1} << 30;
 
   size_t stepSize(Protocol p) const { return buffSizes[index(p)] / kSteps; }
 

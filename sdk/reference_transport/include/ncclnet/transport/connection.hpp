@@ -64,6 +64,14 @@ class Connection {
   const ConnectMap& map() const;
   // Valid once connected; the device peer's view of this connection.
   DeviceConnection* device();
+
+  // User buffer registration (NCCL's sendProxyRegBuffer/recvProxyRegBuffer)
+  // on this connection's comm, once connected: `device` says the buffer is
+  // device memory (registered as the memory provider's device type).
+  // Buffers still registered when the connection is destroyed are
+  // deregistered first, as NCCL does before closing a comm.
+  ncclResult_t registerBuffer(void* data, size_t size, bool device, void** mhandle);
+  ncclResult_t deregisterBuffer(void* mhandle);
   std::string describe() const;
 
   detail::ConnectionState& state() { return *state_; }

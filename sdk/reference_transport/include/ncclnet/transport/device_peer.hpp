@@ -35,6 +35,13 @@ struct DeviceWork {
   size_t sliceCapacity = 0;  // Transport::sliceCapacity, identical on both ends
   uint64_t seed = 0;         // sender and receiver use the same
   DataMode mode = DataMode::Verify;
+  // A registered user buffer (device address), SIMPLE only: the kernel
+  // neither copies into nor out of step buffers. A send writes its payload
+  // there (the application's data) and signals each step with connFifo size
+  // and tail; a receive signals that the buffer is ready (connFifo size of
+  // its first step) and checks it as each tail arrives. sliceCapacity is
+  // then the transport's maxNetSize.
+  char* userBuffer = nullptr;
 };
 
 class DeviceCompletion {

@@ -21,6 +21,12 @@ class Connection;
 struct SubOpSpec {
   Connection* connection = nullptr;
   int nsteps = 0;  // a multiple of sliceSteps (see planSteps)
+  // A registered user buffer (Connection::registerBuffer), SIMPLE only:
+  // the payload moves straight between it and the network, step k at
+  // userBuffer + k * maxNetSize, without the connection's step buffers.
+  char* userBuffer = nullptr;  // the proxy's (CPU) address
+  size_t userBytes = 0;
+  void* userMhandle = nullptr;
 };
 
 struct ProxyOpSpec {

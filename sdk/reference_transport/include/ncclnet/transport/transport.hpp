@@ -71,6 +71,7 @@ class Transport {
 
   const TransportConfig& config() const;
   host::NetView& net();
+  MemoryProvider& memory();  // where connection (and test user) memory comes from
 
  private:
   explicit Transport(std::unique_ptr<detail::TransportCore> core);

@@ -57,6 +57,10 @@ struct RoundOptions {
   int sliceSteps = 1;
   int chunkSteps = 1;
   DataMode mode = DataMode::Verify;
+  // Registered user buffers (SIMPLE, sliceSteps 1): each end allocates a
+  // buffer for its message from its transport's memory provider, registers
+  // it on the connection, and the payload bypasses the step buffers.
+  bool registered = false;
 };
 
 // Runs one round; `timeout` bounds every wait of the device and the proxy.
