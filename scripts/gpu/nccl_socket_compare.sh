@@ -12,6 +12,8 @@
 # then proves from the NCCL log that run 1 loaded and used the plugin, and
 # prints bus bandwidth side by side. Environment knobs:
 #   SETTINGS   thread x socket settings for NCCL's Socket (default "2x4 4x4 8x2 4x8")
+#   OURS       thread x socket settings for sdk-socket besides its automatic
+#              shape (default none; e.g. "4x4 8x2" to choose a better default)
 #   MAX_BYTES  largest message (default 256M); ITERS (default 10)
 #   NCCL_SOCKET_IFNAME  interface for every run (default lo)
 #   OUT        directory for logs (default: a fresh mktemp -d)
@@ -53,7 +55,13 @@ run() {  # run NAME [VAR=VALUE ...]
 status=0
 run sdk-socket NCCL_NET_PLUGIN="$PLUGIN" NCCL_NET=sdk-socket || status=1
 run nccl-default NCCL_NET_PLUGIN=none NCCL_NET=Socket NCCL_IB_DISABLE=1 || status=1
-names="sdk-socket nccl-default"
+names="sdk-socket"
+for s in ${OURS:-}; do
+  run "sdk-socket-$s" NCCL_NET_PLUGIN="$PLUGIN" NCCL_NET=sdk-socket \
+    NCCL_SOCKET_NTHREADS="${s%x*}" NCCL_NSOCKS_PERTHREAD="${s#*x}" || status=1
+  names="$names sdk-socket-$s"
+done
+names="$names nccl-default"
 for s in $SETTINGS; do
   t=${s%x*}; k=${s#*x}
   run "nccl-$s" NCCL_NET_PLUGIN=none NCCL_NET=Socket NCCL_IB_DISABLE=1 \
@@ -105,5 +113,10 @@ echo
 awk -v o="${ours:-0}" -v d="${default:-0}" -v b="$best" -v n="$bestName" -v s="$largest" 'BEGIN {
   printf "all-reduce %s bytes: sdk-socket %.3f GB/s; %.2fx NCCL Socket default (target >= 2), %.2fx NCCL Socket best %s (target >= 1.1)\n",
     s, o, (d > 0 ? o / d : 0), (b > 0 ? o / b : 0), n }'
+for s in ${OURS:-}; do
+  v=$(busbw "sdk-socket-$s" "$largest")
+  awk -v o="${v:-0}" -v b="$best" -v s="$s" 'BEGIN {
+    printf "  sdk-socket at %s: %.3f GB/s, %.2fx NCCL Socket best\n", s, o, (b > 0 ? o / b : 0) }'
+done
 echo "logs: $OUT"
 exit $status

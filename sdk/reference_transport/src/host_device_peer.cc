@@ -12,6 +12,7 @@
 #include <mutex>
 #include <thread>
 
+#include "idle_backoff.hpp"
 #include "ncclnet/transport/lines.hpp"
 #include "ncclnet/transport/pattern.hpp"
 #include "ncclnet/transport/steps.hpp"
@@ -272,6 +273,7 @@ void HostDevicePeer::Impl::fail(Launch& l, std::string why) {
 }
 
 void HostDevicePeer::Impl::run() {
+  detail::IdleBackoff backoff;
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -341,7 +343,7 @@ void HostDevicePeer::Impl::run() {
     for (auto it = queues_.begin(); it != queues_.end();) {
       it = it->second.empty() ? queues_.erase(it) : std::next(it);
     }
-    if (!moved) std::this_thread::yield();
+    backoff.pass(moved);
   }
   for (auto& l : launches_) fail(*l, "device peer stopped");
   std::lock_guard<std::mutex> lock(mutex_);

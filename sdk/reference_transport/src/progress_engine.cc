@@ -6,6 +6,8 @@
 #include <list>
 #include <set>
 
+#include "idle_backoff.hpp"
+
 namespace ncclnet::transport::detail {
 
 namespace {
@@ -66,6 +68,7 @@ void ProgressEngine::run() {
   std::list<std::unique_ptr<ProxyOpState>> active;
   std::set<Key> busy;
   auto lastDescribe = Clock::now();
+  IdleBackoff backoff;
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(mutex_);
@@ -138,7 +141,7 @@ void ProgressEngine::run() {
             "queued behind an earlier operation on the same connection or pool");
       lastDescribe = Clock::now();
     }
-    if (!progressed) std::this_thread::yield();
+    backoff.pass(progressed);
   }
   for (auto& op : active) op->completion->finish(ncclInternalError);
   for (auto& op : waiting) op->completion->finish(ncclInternalError);
