@@ -107,6 +107,7 @@ int run(int argc, char** argv) {
   if (opt.timeScale) profile.timeScale = *opt.timeScale;
   if (opt.deadline) profile.deadlineSec = *opt.deadline;
   profile.strict = profile.strict || opt.strict;
+  if (opt.device) profile.device = *opt.device;
   for (const auto& [name, value] : profile.env) setenv(name.c_str(), value.c_str(), 1);
   const char* envPlugin = std::getenv("NCCL_NET_PLUGIN");
   if (opt.plugin)
@@ -175,6 +176,7 @@ int run(int argc, char** argv) {
   std::string rerun = "ncclnet-conformance --plugin " + config.plugin;
   if (opt.profilePath) rerun += " --profile " + *opt.profilePath;
   if (!nccl.empty()) rerun += " --nccl " + nccl;
+  if (opt.device) rerun += " --device " + *opt.device;
   Suite suite{&coordinator, &config, &report, rerun};
   registerSuite(&suite, report.versions);
 

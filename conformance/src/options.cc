@@ -45,6 +45,9 @@ const char* usage() {
          "  --json FILE          JSON report     --junit FILE   gtest XML (JUnit) report\n"
          "  --time-scale X       multiply every deadline     --deadline S   default deadline\n"
          "  --strict             a scenario that cannot run (NotRun) fails\n"
+         "  --device cpu|cuda    what plays NCCL's kernels in the Transport scenarios: a CPU\n"
+         "                       thread on host memory (default), or CUDA kernels on GPU\n"
+         "                       (rank % GPUs) with pinned and device memory\n"
          "  --list               print the catalogue and exit     --verbose   one line per test\n"
          "  --rank R --size N --rendezvous HOST:PORT\n"
          "                       multi-node placement (default: $OMPI_COMM_WORLD_RANK/SIZE,\n"
@@ -103,6 +106,13 @@ bool parseOptions(int argc, char** argv, Options* out, std::string* error) {
     } else if (arg == "--abi") {
       if (!need(&v)) return false;
       o.abi = v;
+    } else if (arg == "--device") {
+      if (!need(&v)) return false;
+      if (v != "cpu" && v != "cuda") {
+        *error = "--device takes cpu or cuda, not '" + v + "'";
+        return false;
+      }
+      o.device = v;
     } else if (arg == "--nccl") {
       if (!need(&v)) return false;
       o.nccl = v;

@@ -18,6 +18,7 @@ struct Options {
   std::string junitPath;                   // --junit FILE
   std::optional<double> timeScale;         // --time-scale X
   std::optional<double> deadline;          // --deadline SECONDS
+  std::optional<std::string> device;       // --device cpu|cuda (Transport scenarios)
   bool strict = false;                     // --strict
   bool list = false;                       // --list
   bool verbose = false;                    // --verbose

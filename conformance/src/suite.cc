@@ -39,6 +39,7 @@ class ScenarioTest : public testing::Test {
       r.verdict = outcome.verdict;
       r.reason = outcome.reason;
       r.notes = outcome.notes;
+      r.counters = outcome.counters;
       r.seconds = outcome.seconds;
     }
     suite_->report->results.push_back(r);

@@ -12,6 +12,9 @@
 //     receive; the sizes it reports are the sender's. A sender size above
 //     the posted size is truncation: no payload is written, both sides
 //     report ncclInvalidUsage.
+//   iflush, after a receive into GPU memory: a 1-byte RDMA READ of the
+//     received buffer on a QP connected to itself; its completion means the
+//     HCA's writes before it have reached the GPU (flush.cc).
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -48,10 +51,11 @@ struct CtsEntry {
 };
 static_assert(sizeof(CtsEntry) == 40, "CTS entries are written by RDMA: fixed layout");
 
-// What regMr returns.
+// What regMr and regMrDmaBuf return.
 struct MrHandle {
   Hca* hca;
   ibv_mr* mr;
+  bool gpu;  // registered as NCCL_PTR_CUDA: receives into it need a flush
   bool covers(const void* data, size_t size) const {
     auto p = reinterpret_cast<uintptr_t>(data);
     auto base = reinterpret_cast<uintptr_t>(mr->addr);
@@ -61,6 +65,7 @@ struct MrHandle {
 
 struct Request {
   bool isSend = false;
+  bool isFlush = false;
   bool done = false;
   int n = 0;
   uint64_t seq = 0;
@@ -202,10 +207,16 @@ class RecvComm : public CommBase {
 
   ncclResult_t irecv(int n, void** data, size_t* sizes, int* tags, MrHandle** mhandles,
                      void** request);
+  // A NULL request when nothing needs flushing: host memory, nothing
+  // received, or flushing disabled (NCCL_GDR_FLUSH_DISABLE).
+  ncclResult_t iflush(int n, void** data, const int* sizes, MrHandle** mhandles, void** request);
   ncclResult_t test(Request* r, int* done, int* sizes);
 
  private:
   void finish(Request* r, int slot);
+  // The flush QP, when the port can register GPU memory (flush.cc).
+  bool setupFlush(const Config& config, std::string* why);
+  ncclResult_t testFlush(Request* r, int* done);
 
   std::unique_ptr<LocalBuffer> staging_;  // CTS entries, the source of the FIFO writes
   std::unique_ptr<LocalBuffer> sizes_;    // int64 [kSlots][kMaxRecvs], written by the sender
@@ -215,6 +226,11 @@ class RecvComm : public CommBase {
   Request* slots_[kSlots] = {};
   int pending_[kSlots] = {};
   ncclnet::RequestPool<Request> pool_{static_cast<size_t>(kSlots)};
+  // Declared before the QP, so destroyed after it: a READ still in flight
+  // must find no QP rather than a freed sink.
+  std::unique_ptr<LocalBuffer> flushSink_;  // where the flush READs land
+  std::unique_ptr<Endpoint> flushEp_;       // one RC QP connected to itself
+  ncclnet::RequestPool<Request> flushPool_{static_cast<size_t>(kSlots)};
 };
 
 }  // namespace sdkib

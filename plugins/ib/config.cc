@@ -64,6 +64,11 @@ ncclResult_t Config::read(ncclnet::ParamTable& p, Config* c) {
                   "how long connect/accept may wait for the peer's handshake", &v, 100, 3600000);
   if (res != ncclSuccess) return res;
   c->connectTimeoutMs = v;
+  res = p.readInt("NCCL_GDR_FLUSH_DISABLE", 0,
+                  "1: iflush does not read back GPU receives (no flush QP per receive comm)", &v, 0,
+                  1);
+  if (res != ncclSuccess) return res;
+  c->gdrFlushDisable = v != 0;
 #undef SDKIB_INT
   return ncclSuccess;
 }

@@ -25,6 +25,7 @@ struct Config {
   int mtu = 0;                       // NCCL_IB_MTU as enum ibv_mtu (0: the port's active MTU)
   std::string socketIfname;          // NCCL_SOCKET_IFNAME: where the handshake listens
   int64_t connectTimeoutMs = 60000;  // NCCL_IB_CONNECT_TIMEOUT_MS
+  bool gdrFlushDisable = false;      // NCCL_GDR_FLUSH_DISABLE
 
   static ncclResult_t read(ncclnet::ParamTable& params, Config* out);
 };

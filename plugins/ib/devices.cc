@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "gpu_memory.hpp"
 #include "hca_filter.hpp"
 
 namespace sdkib {
@@ -132,6 +133,7 @@ ncclResult_t discoverPorts(const IbvApi& api, const Config& config, const ncclne
     return ncclSuccess;
   }
   HcaFilter filter(config.hca);
+  const bool peerMemory = peerMemoryLoaded();
   std::string skipped;
   for (int d = 0; d < count; d++) {
     const char* name = api.getDeviceName(list[d]);
@@ -187,6 +189,8 @@ ncclResult_t discoverPorts(const IbvApi& api, const Config& config, const ncclne
         continue;
       }
       hca->mrs = std::make_unique<MrCache>(api, hca->pd);
+      hca->dmaBuf = probeDmaBuf(api, hca->pd);
+      hca->ptrSupport = ptrSupportFor(peerMemory, hca->dmaBuf);
     }
   }
   api.freeDeviceList(list);

@@ -14,12 +14,14 @@
 #include "config.hpp"
 #include "ibv_api.hpp"
 #include "mr_cache.hpp"
+#include "ncclnet/abi/net.h"
 #include "ncclnet/log.hpp"
 
 namespace sdkib {
 
 // One opened HCA: its context, the protection domain every comm on it
-// shares, and the registration cache of that PD.
+// shares, the registration cache of that PD, and the kinds of memory it
+// can register (gpu_memory.hpp has the rule).
 struct Hca {
   Hca(const IbvApi& api, ibv_context* context);
   ~Hca();
@@ -32,6 +34,8 @@ struct Hca {
   ibv_device_attr attr{};
   std::string name;
   std::unique_ptr<MrCache> mrs;
+  bool dmaBuf = false;             // ibv_reg_dmabuf_mr works
+  int ptrSupport = NCCL_PTR_HOST;  // HOST | CUDA | DMABUF
 };
 
 struct Port {

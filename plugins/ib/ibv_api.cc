@@ -56,7 +56,8 @@ bool IbvApi::load(const std::string& library, std::string* why) {
   bind(handle, &modifyQp, "ibv_modify_qp", v11, &missing);
   bind(handle, &destroyQp, "ibv_destroy_qp", v11, &missing);
   bind(handle, &wcStatusStr, "ibv_wc_status_str", v11, &missing);
-  bind(handle, &queryGidEx, "_ibv_query_gid_ex", "IBVERBS_1.11", nullptr);  // optional
+  bind(handle, &queryGidEx, "_ibv_query_gid_ex", "IBVERBS_1.11", nullptr);   // optional
+  bind(handle, &regDmabufMr, "ibv_reg_dmabuf_mr", "IBVERBS_1.12", nullptr);  // optional
   if (!missing.empty()) {
     *why = "verbs library '" + library + "' lacks " + missing;
     unload();

@@ -25,6 +25,8 @@ struct IbvFunctions {
   int (*queryGid)(ibv_context*, uint8_t, int, ibv_gid*) = nullptr;
   // Optional (rdma-core >= 32): GID types without reading sysfs.
   int (*queryGidEx)(ibv_context*, uint32_t, uint32_t, ibv_gid_entry*, uint32_t, size_t) = nullptr;
+  // Optional (rdma-core >= 34): registration of a dma-buf (GPU memory).
+  ibv_mr* (*regDmabufMr)(ibv_pd*, uint64_t, size_t, uint64_t, int, int) = nullptr;
   ibv_pd* (*allocPd)(ibv_context*) = nullptr;
   int (*deallocPd)(ibv_pd*) = nullptr;
   ibv_mr* (*regMr)(ibv_pd*, void*, size_t, int) = nullptr;

@@ -17,7 +17,7 @@ MrCache::~MrCache() {
   for (Entry& e : entries_) api_.deregMr(e.mr);
 }
 
-ibv_mr* MrCache::acquire(void* data, size_t size, std::string* why) {
+ibv_mr* MrCache::acquire(void* data, size_t size, const DmaBufRange* dmabuf, std::string* why) {
   auto addr = reinterpret_cast<uintptr_t>(data);
   uintptr_t begin = addr & ~(pageSize_ - 1);
   uintptr_t end = (addr + std::max<size_t>(size, 1) + pageSize_ - 1) & ~(pageSize_ - 1);
@@ -32,12 +32,36 @@ ibv_mr* MrCache::acquire(void* data, size_t size, std::string* why) {
       return e->mr;
     }
   }
-  ibv_mr* mr = api_.regMr(pd_, reinterpret_cast<void*>(begin), end - begin, kAccess);
-  if (mr == nullptr) {
-    *why = std::string("ibv_reg_mr failed: ") + std::strerror(errno);
+  ibv_mr* mr = registerRange(addr, size, dmabuf, &begin, &end, why);
+  if (mr == nullptr) return nullptr;
+  it = std::upper_bound(entries_.begin(), entries_.end(), begin,
+                        [](uintptr_t b, const Entry& e) { return b < e.begin; });
+  entries_.insert(it, Entry{begin, end, mr, 1});
+  return mr;
+}
+
+ibv_mr* MrCache::registerRange(uintptr_t data, size_t size, const DmaBufRange* dmabuf,
+                               uintptr_t* begin, uintptr_t* end, std::string* why) {
+  if (dmabuf == nullptr) {
+    ibv_mr* mr = api_.regMr(pd_, reinterpret_cast<void*>(*begin), *end - *begin, kAccess);
+    if (mr == nullptr) *why = std::string("ibv_reg_mr failed: ") + std::strerror(errno);
+    return mr;
+  }
+  if (api_.regDmabufMr == nullptr) {
+    *why = "the verbs library has no ibv_reg_dmabuf_mr";
     return nullptr;
   }
-  entries_.insert(it, Entry{begin, end, mr, 1});
+  // Whole pages when the dma-buf holds the page the buffer starts in (the
+  // fd NCCL exports covers page-aligned ranges); else just the buffer.
+  uint64_t lead = data - *begin;
+  uint64_t offset = dmabuf->offset - lead;
+  if (dmabuf->offset < lead) {
+    *begin = data;
+    *end = data + std::max<size_t>(size, 1);
+    offset = dmabuf->offset;
+  }
+  ibv_mr* mr = api_.regDmabufMr(pd_, offset, *end - *begin, *begin, dmabuf->fd, kAccess);
+  if (mr == nullptr) *why = std::string("ibv_reg_dmabuf_mr failed: ") + std::strerror(errno);
   return mr;
 }
 

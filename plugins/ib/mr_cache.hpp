@@ -2,8 +2,10 @@
 // sdk-ib: the registration cache behind regIsGlobal = 1. Registrations are
 // widened to whole pages and shared: a buffer inside a live registration
 // (the same buffer registered by another comm, or a sub-range of a pool)
-// takes a reference instead of a new ibv_reg_mr. Thread-safe: NCCL
-// registers from its service thread while the data path runs.
+// takes a reference instead of a new ibv_reg_mr. Host memory, GPU memory
+// and dma-bufs share one cache: an entry is an address range of the PD,
+// however it was registered. Thread-safe: NCCL registers from its service
+// thread while the data path runs.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -18,6 +20,14 @@
 
 namespace sdkib {
 
+// A dma-buf holding the memory to register: `offset` is where the first
+// byte of the caller's buffer is in it. The fd stays the caller's (NCCL
+// closes it right after regMrDmaBuf): it is used, never kept.
+struct DmaBufRange {
+  uint64_t offset;
+  int fd;
+};
+
 class MrCache {
  public:
   static constexpr int kAccess =
@@ -28,8 +38,10 @@ class MrCache {
   MrCache(const MrCache&) = delete;
   MrCache& operator=(const MrCache&) = delete;
 
-  // An MR covering [data, data + size); nullptr with `*why` on failure.
-  ibv_mr* acquire(void* data, size_t size, std::string* why);
+  // An MR covering [data, data + size), from `dmabuf` when given (a new
+  // registration then goes through ibv_reg_dmabuf_mr); nullptr with `*why`
+  // on failure.
+  ibv_mr* acquire(void* data, size_t size, const DmaBufRange* dmabuf, std::string* why);
   // Drops one reference; false when `mr` is not a live entry.
   bool release(ibv_mr* mr);
 
@@ -43,6 +55,11 @@ class MrCache {
     ibv_mr* mr;
     int refs;
   };
+
+  // A new MR for [*begin, *end), which a dma-buf registration may narrow
+  // to the buffer itself (mutex held).
+  ibv_mr* registerRange(uintptr_t data, size_t size, const DmaBufRange* dmabuf, uintptr_t* begin,
+                        uintptr_t* end, std::string* why);
 
   const IbvApi& api_;
   ibv_pd* pd_;

@@ -11,6 +11,7 @@
 #include "config.hpp"
 #include "connect.hpp"
 #include "devices.hpp"
+#include "gpu_memory.hpp"
 #include "ibv_api.hpp"
 #include "ncclnet/plugin.hpp"
 
@@ -44,8 +45,8 @@ class IbNet {
     props->name = const_cast<char*>(port->name.c_str());
     props->pciPath = port->pciPath.empty() ? nullptr : const_cast<char*>(port->pciPath.c_str());
     props->guid = port->guid;
-    props->ptrSupport = NCCL_PTR_HOST;  // GPU memory needs GDR support this build lacks
-    props->regIsGlobal = 1;             // the MR cache makes re-registration free
+    props->ptrSupport = port->hca->ptrSupport;  // gpu_memory.hpp: peer memory, DMA-BUF
+    props->regIsGlobal = 1;                     // the MR cache makes re-registration free
     props->forceFlush = 0;
     props->speed = port->speedMbps;
     props->port = port->port;
@@ -162,25 +163,16 @@ class IbNet {
   }
 
   ncclResult_t regMr(void* comm, void* data, size_t size, int type, void** mhandle) {
-    if (type != NCCL_PTR_HOST) {
-      NCCLNET_WARN(log_, "regMr: type %d; sdk-ib registers host memory only (ptrSupport HOST)",
-                   type);
-      return ncclInternalError;
-    }
-    std::lock_guard<std::mutex> lock(mutex_);
-    CommBase* c = findComm(comm);
-    if (c == nullptr) return bad("regMr", "comm is neither a sendComm nor a recvComm");
-    Hca* hca = c->ep.port().hca.get();
-    std::string why;
-    ibv_mr* mr = hca->mrs->acquire(data, size, &why);
-    if (mr == nullptr) {
-      NCCLNET_WARN(log_, "regMr(%p, %zu) on %s: %s", data, size, hca->name.c_str(), why.c_str());
-      return ncclSystemError;
-    }
-    auto h = std::make_unique<MrHandle>(MrHandle{hca, mr});
-    *mhandle = h.get();
-    mrs_.emplace(h.get(), std::move(h));
-    return ncclSuccess;
+    return registerFor("regMr", comm, data, size, type, nullptr, mhandle);
+  }
+
+  // The fd is NCCL's: used for this call only, never kept (NCCL closes it
+  // as soon as the call returns).
+  ncclResult_t regMrDmaBuf(void* comm, void* data, size_t size, int type, uint64_t offset, int fd,
+                           void** mhandle) {
+    if (fd < 0) return bad("regMrDmaBuf", "the dma-buf fd is negative");
+    DmaBufRange range{offset, fd};
+    return registerFor("regMrDmaBuf", comm, data, size, type, &range, mhandle);
   }
 
   ncclResult_t deregMr(void*, void* mhandle) {
@@ -231,9 +223,26 @@ class IbNet {
     return comm->irecv(n, data, sizes, tags, mhs, request);
   }
 
-  ncclResult_t iflush(void*, int, void**, int*, void**, void** request) {
-    *request = nullptr;  // host memory only: the data is visible once test() says so
-    return ncclSuccess;
+  ncclResult_t iflush(void* recvComm, int n, void** data, int* sizes, void** mhandles,
+                      void** request) {
+    *request = nullptr;
+    if (n < 1 || n > kMaxRecvs) return bad("iflush", "n outside 1..maxRecvs (8)");
+    RecvComm* comm;
+    MrHandle* mhs[kMaxRecvs] = {};
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto it = recvs_.find(recvComm);
+      if (it == recvs_.end()) return bad("iflush", "unknown recvComm");
+      comm = it->second.get();
+      for (int i = 0; i < n; i++) mhs[i] = findMr(mhandles ? mhandles[i] : nullptr);
+    }
+    const Hca* hca = comm->ep.port().hca.get();
+    for (int i = 0; i < n; i++) {
+      if (sizes[i] <= 0) continue;
+      if (mhs[i] == nullptr || mhs[i]->hca != hca || !mhs[i]->covers(data[i], sizes[i]))
+        return bad("iflush", "buffer not inside a registration of this comm's device");
+    }
+    return comm->iflush(n, data, sizes, mhs, request);
   }
 
   ncclResult_t test(void* request, int* done, int* sizes) {
@@ -302,6 +311,33 @@ class IbNet {
     if (s != sends_.end()) return s->second.get();
     auto r = recvs_.find(comm);
     return r == recvs_.end() ? nullptr : r->second.get();
+  }
+
+  // regMr and regMrDmaBuf: the type the device supports, then the cache.
+  ncclResult_t registerFor(const char* fn, void* comm, void* data, size_t size, int type,
+                           const DmaBufRange* dmabuf, void** mhandle) {
+    *mhandle = nullptr;
+    std::lock_guard<std::mutex> lock(mutex_);
+    CommBase* c = findComm(comm);
+    if (c == nullptr) return bad(fn, "comm is neither a sendComm nor a recvComm");
+    Hca* hca = c->ep.port().hca.get();
+    int needed = dmabuf != nullptr ? NCCL_PTR_DMABUF : type;
+    if ((type != NCCL_PTR_HOST && type != NCCL_PTR_CUDA) || !(hca->ptrSupport & needed)) {
+      NCCLNET_WARN(log_, "%s: type %d%s on %s, whose ptrSupport is 0x%x", fn, type,
+                   dmabuf != nullptr ? " (DMA-BUF)" : "", hca->name.c_str(), hca->ptrSupport);
+      return ncclInternalError;
+    }
+    std::string why;
+    ibv_mr* mr = registerMemory(*hca, data, size, type, dmabuf, &why);
+    if (mr == nullptr) {
+      NCCLNET_WARN(log_, "%s(%p, %zu, %s) on %s: %s", fn, data, size,
+                   type == NCCL_PTR_CUDA ? "CUDA" : "HOST", hca->name.c_str(), why.c_str());
+      return ncclSystemError;
+    }
+    auto h = std::make_unique<MrHandle>(MrHandle{hca, mr, type == NCCL_PTR_CUDA});
+    *mhandle = h.get();
+    mrs_.emplace(h.get(), std::move(h));
+    return ncclSuccess;
   }
 
   MrHandle* findMr(void* mhandle) {

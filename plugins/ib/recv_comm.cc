@@ -28,7 +28,7 @@ bool RecvComm::setup(const Config& config, std::string* why) {
     *why = "cannot allocate and register the receive bookkeeping";
     return false;
   }
-  return true;
+  return setupFlush(config, why);
 }
 
 void RecvComm::describe(const Config& config, ConnInfo* info) const {
@@ -117,6 +117,7 @@ void RecvComm::finish(Request* r, int s) {
 
 ncclResult_t RecvComm::test(Request* r, int* done, int* sizes) {
   *done = 0;
+  if (r->isFlush) return testFlush(r, done);
   ncclResult_t res = drain([this](const ibv_wc& wc) {
     if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM) return;  // FIFO writes: nothing to do
     int s = static_cast<int>(wc.wr_id % kSlots);

@@ -12,8 +12,9 @@
 # then proves from the NCCL log that run 1 loaded and used the plugin, and
 # prints bus bandwidth side by side. Environment knobs:
 #   SETTINGS   thread x socket settings for NCCL's Socket (default "2x4 4x4 8x2 4x8")
-#   OURS       thread x socket settings for sdk-socket besides its automatic
-#              shape (default none; e.g. "4x4 8x2" to choose a better default)
+#   OURS       sdk-socket variants besides its defaults: TxK (threads x sockets)
+#              or NAME:VAR=VALUE[,VAR=VALUE] (default none; e.g.
+#              "4x4 spin0:NCCLNET_SOCKET_SPIN_US=0")
 #   MAX_BYTES  largest message (default 256M); ITERS (default 10)
 #   NCCL_SOCKET_IFNAME  interface for every run (default lo)
 #   OUT        directory for logs (default: a fresh mktemp -d)
@@ -56,10 +57,19 @@ status=0
 run sdk-socket NCCL_NET_PLUGIN="$PLUGIN" NCCL_NET=sdk-socket || status=1
 run nccl-default NCCL_NET_PLUGIN=none NCCL_NET=Socket NCCL_IB_DISABLE=1 || status=1
 names="sdk-socket"
+# An OURS entry is TxK (threads x sockets) or NAME:VAR=VALUE[,VAR=VALUE...].
+ours_env() {
+  case $1 in
+    *:*) local vars=${1#*:}; echo "${vars//,/ }" ;;
+    *) echo "NCCL_SOCKET_NTHREADS=${1%x*} NCCL_NSOCKS_PERTHREAD=${1#*x}" ;;
+  esac
+}
+ours_name() { echo "${1%%:*}"; }
 for s in ${OURS:-}; do
-  run "sdk-socket-$s" NCCL_NET_PLUGIN="$PLUGIN" NCCL_NET=sdk-socket \
-    NCCL_SOCKET_NTHREADS="${s%x*}" NCCL_NSOCKS_PERTHREAD="${s#*x}" || status=1
-  names="$names sdk-socket-$s"
+  # shellcheck disable=SC2046
+  run "sdk-socket-$(ours_name "$s")" NCCL_NET_PLUGIN="$PLUGIN" NCCL_NET=sdk-socket \
+    $(ours_env "$s") || status=1
+  names="$names sdk-socket-$(ours_name "$s")"
 done
 names="$names nccl-default"
 for s in $SETTINGS; do
@@ -114,6 +124,7 @@ awk -v o="${ours:-0}" -v d="${default:-0}" -v b="$best" -v n="$bestName" -v s="$
   printf "all-reduce %s bytes: sdk-socket %.3f GB/s; %.2fx NCCL Socket default (target >= 2), %.2fx NCCL Socket best %s (target >= 1.1)\n",
     s, o, (d > 0 ? o / d : 0), (b > 0 ? o / b : 0), n }'
 for s in ${OURS:-}; do
+  s=$(ours_name "$s")
   v=$(busbw "sdk-socket-$s" "$largest")
   awk -v o="${v:-0}" -v b="$best" -v s="$s" 'BEGIN {
     printf "  sdk-socket at %s: %.3f GB/s, %.2fx NCCL Socket best\n", s, o, (b > 0 ? o / b : 0) }'

@@ -70,5 +70,14 @@ softverbs=$(ls "$build"/plugins/ib/softverbs/libsoftverbs.so* 2>/dev/null | head
 plugin_run sdk-ib "$build/plugins/ib/libnccl-net-sdk-ib.so" sdk-ib \
   NCCL_IBVERBS_LIB="$softverbs"
 
+echo "== CUDA device peer (reference transport)" | tee -a "$summary"
+if "$here/cuda_transport.sh" "$build" >"$OUT/cuda_transport.txt" 2>&1; then
+  echo "cuda transport: ok" | tee -a "$summary"
+else
+  echo "cuda transport: FAILED" | tee -a "$summary"
+  status=1
+fi
+cat "$OUT/cuda_transport.txt" >>"$summary"
+
 echo "== done, status $status" | tee -a "$summary"
 exit $status

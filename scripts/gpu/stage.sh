@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Builds here and copies what the GPU machine runs into one folder with the
-# build tree's layout (plugins, the software verbs device, nccl-driver,
-# ncclnet-info), so the GPU machine needs no compiler or -dev packages:
+# Builds here and mirrors the build tree into one folder for the GPU machine:
+# every executable, plugin and ctest file, debug info stripped, objects and
+# static libraries left out (about 20 MiB). The GPU machine then needs no
+# compiler and no -dev packages (libfabric and rdma-core headers are only
+# here), and ctest works there once the tree is reachable at the paths it
+# was built at (run_all.sh arranges that):
 #
 #   scripts/gpu/stage.sh [BUILD_DIR] [STAGE_DIR]     (default build, .gpu-stage)
 #   then on the GPU machine: scripts/gpu/run_all.sh STAGE_DIR
@@ -10,22 +13,21 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(realpath "${1:-$root/build}")
 stage=${2:-$root/.gpu-stage}
-cmake --build "$build" --target sdk_socket_plugin nccl-driver ncclnet-info \
-  $( [ -e "$root/plugins/ofi/CMakeLists.txt" ] && echo sdk_ofi_plugin ) \
-  $( [ -e "$root/plugins/ib/CMakeLists.txt" ] && echo sdk_ib_plugin softverbs )
+cmake --build "$build"
 rm -rf "$stage"
-copy() {  # copy FILE relative to the build tree, if it was built
-  if [ -e "$build/$1" ]; then
-    mkdir -p "$stage/$(dirname "$1")"
-    cp -L "$build/$1" "$stage/$1"
-  fi
-}
-copy plugins/socket/libnccl-net-sdk-socket.so
-copy plugins/ofi/libnccl-net-sdk-ofi.so
-copy plugins/ib/libnccl-net-sdk-ib.so
-for lib in "$build"/plugins/ib/softverbs/libsoftverbs.so*; do
-  [ -e "$lib" ] && copy "plugins/ib/softverbs/$(basename "$lib")"
-done
-copy tools/nccl-driver/nccl-driver
-copy tools/ncclnet-info/ncclnet-info
+mkdir -p "$stage"
+# Where the tree was built: run_all.sh makes the same path lead to it there.
+echo "$build" >"$stage/.built-at"
+echo "$root" >"$stage/.source-at"
+cd "$build"
+find . \( -name CMakeFiles -o -name out_of_tree_work -o -name Testing \) -prune -o \
+  -type f ! -name '*.o' ! -name '*.a' ! -name '*.ninja' ! -name '.ninja_*' ! -name '*.log' -print |
+  while read -r f; do
+    mkdir -p "$stage/$(dirname "$f")"
+    if [ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = "177ELF" ]; then
+      objcopy --strip-debug "$f" "$stage/$f"
+    else
+      cp -p "$f" "$stage/$f"
+    fi
+  done
 du -sh "$stage"

@@ -62,6 +62,7 @@ struct Coordinator::Run {
   std::set<uint32_t> failedGathers;
   std::string gatherFailure;
   std::vector<std::string> notes;
+  std::map<std::string, uint64_t> counters;
   double start = 0;
 };
 
@@ -248,6 +249,15 @@ void Coordinator::handleFrame(Run& run, int rank, const Frame& frame) {
       break;
     case Msg::Note: run.notes.push_back("rank " + std::to_string(rank) + ": " + frame.body); break;
     case Msg::ExpectExit: r.expectExit = true; break;
+    case Msg::Counters: {
+      uint32_t n = reader.u32();
+      for (uint32_t i = 0; i < n && reader.ok(); i++) {
+        std::string name = reader.str();
+        uint64_t value = reader.u64();
+        if (reader.ok()) run.counters[name] += value;
+      }
+      break;
+    }
     case Msg::Verdict:
       r.kind = reader.u32();
       r.text = reader.str();
@@ -406,6 +416,7 @@ Outcome Coordinator::conclude(Run& run, const RunRequest& request, bool expired)
   Outcome out;
   out.seconds = nowSeconds() - run.start;
   out.notes = run.notes;
+  out.counters = run.counters;
   std::vector<std::string> failures, lost, skips;
   std::vector<size_t> order(run.ranks.size());
   for (size_t i = 0; i < order.size(); i++) order[i] = i;

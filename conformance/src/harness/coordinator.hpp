@@ -7,6 +7,8 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,6 +33,7 @@ struct Outcome {
   Verdict verdict = Verdict::Pass;
   std::string reason;
   std::vector<std::string> notes;
+  std::map<std::string, uint64_t> counters;  // summed over the ranks
   double seconds = 0;
 };
 

@@ -51,6 +51,22 @@ void Peer::activity(const std::string& what) {
 void Peer::note(const std::string& text) {
   channel_->send(Msg::Note, text);
 }
+void Peer::count(const std::string& name, uint64_t n) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  counters_[name] += n;
+}
+
+void Peer::sendCounters() {
+  Writer body;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (counters_.empty()) return;
+    body.u32(static_cast<uint32_t>(counters_.size()));
+    for (const auto& [name, value] : counters_) body.str(name).u64(value);
+  }
+  channel_->send(Msg::Counters, body.data());
+}
+
 void Peer::expectExit() {
   channel_->send(Msg::ExpectExit);
 }

@@ -7,6 +7,8 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -41,6 +43,10 @@ class Peer {
   // What this rank is doing; sent when it lasts long enough to matter.
   void activity(const std::string& what);
   void note(const std::string& text);
+  // Adds to a named counter of this rank; sendCounters() reports them all
+  // once, so counting costs no traffic while a scenario runs.
+  void count(const std::string& name, uint64_t n);
+  void sendCounters();
   void expectExit();
   void verdict(uint32_t kind, const std::string& text, uint64_t failedAtMs);
 
@@ -57,6 +63,7 @@ class Peer {
   uint64_t activityGeneration_ = 0;
   double activitySince_ = 0;
   bool stopping_ = false;
+  std::map<std::string, uint64_t> counters_;
   std::thread reporter_;
 };
 

@@ -28,6 +28,8 @@ enum class Msg : uint32_t {
   Stop,        // run id: kill what is left of it
   Exited,      // run id, rank, wait status
   Quit,
+  // worker -> coordinator, before its verdict
+  Counters,  // n, then n × (name, value): what the rank counted (registrations by kind)
 };
 
 // Encodes the fields of a message body.

@@ -75,6 +75,7 @@ int runWorker(const WorkerSpec& spec, const RunConfig& config) {
   auto [kind, text] = runRank(*scenario, spec, config, peer);
   std::string warnings = recentPluginWarnings();
   if (kind == kVerdictFail && !warnings.empty()) text += " [plugin log: " + warnings + "]";
+  peer.sendCounters();
   peer.verdict(kind, text, firstFailureMs());
   return kind == kVerdictSkip ? kExitSkip : (kind == kVerdictPass ? 0 : 1);
 }

@@ -244,7 +244,7 @@ void parse(const YAML::Node& root, Profile* out) {
   if (root.IsNull()) return;  // an empty file: all defaults
   onlyKeys(root, "the profile",
            {"version", "description", "plugin", "abi", "nccl", "timeScale", "strict", "deadline",
-            "env", "scenarios", "data", "expect"});
+            "device", "env", "scenarios", "data", "expect"});
   if (root["version"] && asNumber(root["version"], "version", 1, 1) != 1)
     reject(root["version"], "unsupported version");
   if (root["description"]) out->description = asString(root["description"], "description");
@@ -267,6 +267,12 @@ void parse(const YAML::Node& root, Profile* out) {
   if (root["timeScale"]) out->timeScale = asNumber(root["timeScale"], "timeScale", 0.05, 100);
   if (root["strict"]) out->strict = asBool(root["strict"], "strict");
   if (root["deadline"]) out->deadlineSec = asNumber(root["deadline"], "deadline", 0.1, 3600);
+  if (root["device"]) {
+    std::string device = asString(root["device"], "device");
+    if (device != "cpu" && device != "cuda")
+      reject(root["device"], "'device' must be cpu or cuda, not '" + device + "'");
+    out->device = device;
+  }
   if (root["scenarios"]) parseScenarios(root["scenarios"], out);
   if (root["data"]) parseData(root["data"], out);
   if (root["expect"]) parseExpect(root["expect"], out);

@@ -44,6 +44,9 @@ struct Profile {
   double deadlineSec = 30;
   double timeScale = 1;
   bool strict = false;  // NotRun counts as a failure
+  // What plays NCCL's kernels in the Transport scenarios: "cpu" (a thread on
+  // host memory) or "cuda" (kernels on GPU rank % count). --device wins.
+  std::string device = "cpu";
   std::vector<size_t> sizes{0, 1, 7, 8, 4095, 4096, 4097, 65536, 1048579, 4194304};
   size_t largeSize = size_t(1) << 30;
   int iterations = 3;

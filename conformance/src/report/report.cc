@@ -22,6 +22,24 @@ int Report::count(Verdict v) const {
   return n;
 }
 
+std::map<std::string, uint64_t> Report::counterTotals() const {
+  std::map<std::string, uint64_t> totals;
+  for (const TestResult& r : results) {
+    for (const auto& [name, value] : r.counters) totals[name] += value;
+  }
+  return totals;
+}
+
+namespace {
+
+void writeCounters(JsonWriter& w, const std::map<std::string, uint64_t>& counters) {
+  w.key("counters").beginObject();
+  for (const auto& [name, value] : counters) w.key(name).value(static_cast<long long>(value));
+  w.endObject();
+}
+
+}  // namespace
+
 bool Report::passed() const {
   return count(Verdict::Fail) == 0 && (!strict || count(Verdict::NotRun) == 0);
 }
@@ -59,6 +77,7 @@ bool Report::writeJson(const std::string& path, std::string* error) const {
     w.key(verdictName(v)).value(count(v));
   }
   w.key("seconds").value(seconds);
+  writeCounters(w, counterTotals());
   w.endObject();
   w.key("scenarios").beginArray();
   for (const TestResult& r : results) {
@@ -72,6 +91,7 @@ bool Report::writeJson(const std::string& path, std::string* error) const {
     w.key("notes").beginArray();
     for (const std::string& n : r.notes) w.value(n);
     w.endArray();
+    if (!r.counters.empty()) writeCounters(w, r.counters);
     w.key("seconds").value(r.seconds);
     w.key("rerun").value(r.rerun);
     w.endObject();

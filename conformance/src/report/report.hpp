@@ -4,6 +4,8 @@
 // scenario and ABI version.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,8 @@ struct TestResult {
   std::vector<std::string> notes;
   double seconds = 0;
   std::string rerun;  // the command that runs it alone
+  // What the ranks counted, e.g. cudaRegistrations, dmabufRegistrations.
+  std::map<std::string, uint64_t> counters{};
 };
 
 struct Report {
@@ -37,6 +41,7 @@ struct Report {
 
   const TestResult* find(const std::string& test) const;
   int count(Verdict v) const;
+  std::map<std::string, uint64_t> counterTotals() const;
   bool passed() const;
   bool writeJson(const std::string& path, std::string* error) const;
 };

@@ -203,6 +203,29 @@ void* Ctx::reg(void* comm, void* data, size_t size) {
   CONF_OK(net().regMr(comm, data, size, NCCL_PTR_HOST, &mhandle), 25,
           format("regMr(%zu B, NCCL_PTR_HOST)", size));
   mrs_.push_back(Mr{comm, mhandle});
+  count("hostRegistrations");
+  return mhandle;
+}
+
+void* Ctx::regCuda(void* comm, void* data, size_t size) {
+  void* mhandle = nullptr;
+  activity(format("regMr(%zu B, CUDA)", size));
+  CONF_OK(net().regMr(comm, data, size, NCCL_PTR_CUDA, &mhandle), 25,
+          format("regMr(%p, %zu B, NCCL_PTR_CUDA)", data, size));
+  mrs_.push_back(Mr{comm, mhandle});
+  count("cudaRegistrations");
+  return mhandle;
+}
+
+void* Ctx::regDmaBuf(void* comm, void* data, size_t size, uint64_t offset, int fd) {
+  void* mhandle = nullptr;
+  activity(
+      format("regMrDmaBuf(%zu B, offset %llu)", size, static_cast<unsigned long long>(offset)));
+  CONF_OK(net().regMrDmaBuf(comm, data, size, NCCL_PTR_CUDA, offset, fd, &mhandle), 26,
+          format("regMrDmaBuf(%p, %zu B, NCCL_PTR_CUDA, offset %llu, fd %d)", data, size,
+                 static_cast<unsigned long long>(offset), fd));
+  mrs_.push_back(Mr{comm, mhandle});
+  count("dmabufRegistrations");
   return mhandle;
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,8 @@ class Ctx {
 
   void activity(const std::string& what) { peer_.activity(what); }
   void note(const std::string& text) { peer_.note(text); }
+  // A counter the report shows per scenario (summed over the ranks).
+  void count(const std::string& name, uint64_t n = 1) { peer_.count(name, n); }
   void barrier(const std::string& label) { peer_.barrier(label, syncLimit_); }
   std::vector<std::string> allgather(const std::string& label, const std::string& mine) {
     return peer_.allgather(label, mine, syncLimit_);
@@ -80,7 +83,13 @@ class Ctx {
   void closeRecv(void* recvComm);
 
   // ---- memory -------------------------------------------------------------
+  // Host memory: regMr(NCCL_PTR_HOST). GPU memory: regMr(NCCL_PTR_CUDA), and
+  // regMrDmaBuf of a dma-buf fd whose byte `offset` is `data` (the fd stays
+  // the caller's). Each counts one hostRegistrations, cudaRegistrations or
+  // dmabufRegistrations for the report.
   void* reg(void* comm, void* data, size_t size);
+  void* regCuda(void* comm, void* data, size_t size);
+  void* regDmaBuf(void* comm, void* data, size_t size, uint64_t offset, int fd);
   void dereg(void* comm, void* mhandle);
   // Deregisters without judging the result (error-path scenarios).
   ncclResult_t tryDereg(void* comm, void* mhandle);

@@ -13,6 +13,7 @@ const std::vector<Scenario>& catalogue() {
     addConnectScenarios(out);
     addRegistrationScenarios(out);
     addDataScenarios(out);
+    addGpuMemoryScenarios(out);
     addGroupedScenarios(out);
     addFlowScenarios(out);
     addThreadScenarios(out);

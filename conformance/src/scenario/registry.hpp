@@ -33,6 +33,7 @@ void addInitScenarios(std::vector<Scenario>& out);
 void addConnectScenarios(std::vector<Scenario>& out);
 void addRegistrationScenarios(std::vector<Scenario>& out);
 void addDataScenarios(std::vector<Scenario>& out);
+void addGpuMemoryScenarios(std::vector<Scenario>& out);
 void addGroupedScenarios(std::vector<Scenario>& out);
 void addFlowScenarios(std::vector<Scenario>& out);
 void addThreadScenarios(std::vector<Scenario>& out);

@@ -16,6 +16,7 @@ const char* ruleTitle(int rule) {
     case 8: return "device names are unique";
     case 9: return "ptrSupport is coherent with regMrDmaBuf";
     case 10: return "regIsGlobal promises cheap re-registration of sub-ranges";
+    case 11: return "forceFlush: a plugin that asks NCCL to flush GPU receives flushes them";
     case 12: return "speed is in Mbps and positive";
     case 14: return "latency is in microseconds and not negative";
     case 15: return "maxComms connections can be open at once";
@@ -28,7 +29,9 @@ const char* ruleTitle(int rule) {
     case 22: return "connect and accept never block and are retried with the same handle";
     case 23: return "sendDevComm/recvDevComm may be NULL";
     case 24: return "the traffic class of a context is accepted";
-    case 25: return "regMr registers host memory on a send or receive comm";
+    case 25: return "regMr registers host memory, and CUDA memory if advertised, on either comm";
+    case 26:
+      return "regMrDmaBuf registers a dma-buf range; the fd may be closed right after the call";
     case 27: return "deregMr releases every handle, before the comm is closed";
     case 28: return "32 requests per comm and 32 x maxRecvs isends can be in flight";
     case 29: return "a NULL request means try again; irecv always writes *request";
@@ -40,7 +43,8 @@ const char* ruleTitle(int rule) {
     case 33: return "zero-byte messages complete";
     case 34: return "a receive posted with the optional-completion hint is still testable";
     case 35: return "test() reports done with the received sizes, and every byte arrives intact";
-    case 36: return "iflush on host memory returns NULL or a completable request";
+    case 36:
+      return "iflush returns NULL or a completable request; after it, GPU receives are visible";
     case 37: return "irecvConsumed is accepted once per completed receive";
     case 40: return "calls may come from several threads at once";
     case kRuleCloseInFlight: return "comms close cleanly with requests in flight";

@@ -10,10 +10,20 @@
 // to the GPU at once), sends that overtake each other (the receiver's steps
 // are consumed in order), a plugin that mishandles up to eight receives in
 // flight, or the flag polling of LL/LL128.
+//
+// With --device cuda (profile: device: cuda) each rank plays NCCL's kernels
+// with CUDA kernels on GPU (rank % GPUs), on pinned host memory; the
+// *GpuMemory variants put the step buffers in device memory (NCCL's
+// GPU-direct placement, registered with regMr(NCCL_PTR_CUDA) or, when the
+// plugin and GPU allow, regMrDmaBuf) and need a plugin that advertises
+// NCCL_PTR_CUDA.
 #include <cstdio>
 
 #include "ncclnet/transport/workload.hpp"
 #include "scenario/registry.hpp"
+#if NCCLNET_HAVE_CUDA_PEER
+#include "ncclnet/transport/cuda_device_peer.hpp"
+#endif
 
 namespace conformance {
 
@@ -58,14 +68,63 @@ rt::TransportConfig smallBuffers() {
   return config;
 }
 
+// Where the step buffers live: host memory (pinned with --device cuda), or
+// device memory (GPU-direct, useGdr).
+enum class Buffers { Host, Gpu };
+
+// The rank's device side: a CPU thread on host memory, or (--device cuda)
+// CUDA memory and kernels on GPU rank % count. Skips with the reason when a
+// variant cannot run here. CUDA is set up before the plugin is first asked
+// for its properties: like NCCL's proxy, a plugin may only offer GPU memory
+// to a process that already has the CUDA driver loaded.
+void chooseDevice(Ctx& c, Buffers buffers, rt::RankOptions* options) {
+  if (c.profile().device != "cuda") {
+    if (buffers == Buffers::Gpu) {
+      skip("GPU-memory buffers need --device cuda (device memory and CUDA kernels)");
+    }
+    return;
+  }
+#if NCCLNET_HAVE_CUDA_PEER
+  std::string why;
+  int gpus = rt::cudaDeviceCount(&why);
+  if (gpus == 0) skip("--device cuda: %s", why.c_str());
+  int gpu = c.rank() % gpus;
+  if (rt::useCudaDevice(gpu, options, &why) != ncclSuccess) {
+    skip("--device cuda: GPU %d is not usable: %s", gpu, why.c_str());
+  }
+  if (buffers == Buffers::Gpu && !(c.props().ptrSupport & NCCL_PTR_CUDA)) {
+    skip(
+        "the plugin does not advertise NCCL_PTR_CUDA (ptrSupport 0x%x): NCCL keeps its "
+        "buffers in host memory",
+        c.props().ptrSupport);
+  }
+  c.note("NCCL's kernels on CUDA device " + std::to_string(gpu) +
+         (buffers == Buffers::Gpu ? ", step buffers in device memory" : ""));
+#else
+  (void)options;
+  skip("--device cuda: this ncclnet-conformance was built without the CUDA toolkit (nvcc)");
+#endif
+}
+
+// How the rank registered its buffers, for the report (DMA-BUF ones above all).
+void countRegistrations(Ctx& c, const rt::Transport& transport) {
+  rt::RegistrationCounts r = transport.registrations();
+  if (r.device > 0) c.count("transportCudaRegistrations", r.device);
+  if (r.dmaBuf > 0) c.count("transportDmabufRegistrations", r.dmaBuf);
+}
+
 // Runs this rank's side of `w` on the plugin through the reference
 // transport, with the profile's limits; any failure breaks `rule`.
-void runWorkload(Ctx& c, const rt::Workload& w, const rt::TransportConfig& config, int rule) {
+// `minRecvs` > 1: the topology needs shared comms (grouped receives).
+void runWorkload(Ctx& c, const rt::Workload& w, const rt::TransportConfig& config, int rule,
+                 Buffers buffers = Buffers::Host, int minRecvs = 1) {
   if (c.nranks() != 2) skip("transport scenarios run on 2 ranks, not %d", c.nranks());
   auto limit = std::chrono::milliseconds(static_cast<long>(c.waitLimit() * 1000));
   rt::RankOptions options;
   options.transport.config = config;
   options.transport.commId = 0x7e57c0de00ull + static_cast<uint64_t>(c.rank());
+  chooseDevice(c, buffers, &options);
+  if (c.maxRecvs() < minRecvs) skip("maxRecvs is %d: NCCL shares no comms", c.maxRecvs());
   rt::Rank rank;
   CONF_OK(rt::makeRank(c.net(), std::move(options), &rank), rule,
           "the reference transport's set-up (init, progress thread)");
@@ -90,34 +149,54 @@ void runWorkload(Ctx& c, const rt::Workload& w, const rt::TransportConfig& confi
 
   std::string why;
   ncclResult_t res = rt::runWorkloadProcess(rank, w, c.rank(), hooks, &why);
+  countRegistrations(c, *rank.transport);
   if (res != ncclSuccess) {
     fail(rule, "through the reference transport: %s (%s)", why.c_str(), resultName(res).c_str());
   }
 }
 
-void ringSimple(Ctx& c) {
+void ringSimpleOn(Ctx& c, Buffers buffers) {
   rt::Workload w;
-  w.links = rt::twoRankRing(4, false);
+  w.links = rt::twoRankRing(4, false, buffers == Buffers::Gpu);
   w.phases = {rt::RoundOptions{.protocol = rt::Protocol::Simple},
               rt::RoundOptions{.protocol = rt::Protocol::Simple, .sliceSteps = 2, .chunkSteps = 4}};
   w.maxBytes = 300000;
-  runWorkload(c, w, smallBuffers(), 35);
+  runWorkload(c, w, smallBuffers(), 35, buffers);
 }
 
-void ringLL(Ctx& c) {
+void ringLLOn(Ctx& c, Buffers buffers) {
   rt::Workload w;
-  w.links = rt::twoRankRing(4, false);
+  w.links = rt::twoRankRing(4, false, buffers == Buffers::Gpu);
   w.phases = {rt::RoundOptions{.protocol = rt::Protocol::LL}};
   w.maxBytes = 100000;
-  runWorkload(c, w, smallBuffers(), 35);
+  runWorkload(c, w, smallBuffers(), 35, buffers);
 }
 
-void ringLL128(Ctx& c) {
+void ringLL128On(Ctx& c, Buffers buffers) {
   rt::Workload w;
-  w.links = rt::twoRankRing(4, false);
+  w.links = rt::twoRankRing(4, false, buffers == Buffers::Gpu);
   w.phases = {rt::RoundOptions{.protocol = rt::Protocol::LL128}};
   w.maxBytes = 300000;
-  runWorkload(c, w, smallBuffers(), 35);
+  runWorkload(c, w, smallBuffers(), 35, buffers);
+}
+
+void ringSimple(Ctx& c) {
+  ringSimpleOn(c, Buffers::Host);
+}
+void ringLL(Ctx& c) {
+  ringLLOn(c, Buffers::Host);
+}
+void ringLL128(Ctx& c) {
+  ringLL128On(c, Buffers::Host);
+}
+void ringSimpleGpu(Ctx& c) {
+  ringSimpleOn(c, Buffers::Gpu);
+}
+void ringLLGpu(Ctx& c) {
+  ringLLOn(c, Buffers::Gpu);
+}
+void ringLL128Gpu(Ctx& c) {
+  ringLL128On(c, Buffers::Gpu);
 }
 
 void ringNcclBuffers(Ctx& c) {
@@ -131,12 +210,18 @@ void ringNcclBuffers(Ctx& c) {
   runWorkload(c, w, rt::TransportConfig(), 35);
 }
 
-void p2pShared(Ctx& c) {
+void p2pSharedOn(Ctx& c, Buffers buffers) {
   rt::Workload w;
-  w.links = rt::twoRankRing(4, true);
+  w.links = rt::twoRankRing(4, true, buffers == Buffers::Gpu);
   w.phases = {rt::RoundOptions{}};
   w.rounds = 12;
-  runWorkload(c, w, smallBuffers(), 35);
+  runWorkload(c, w, smallBuffers(), 35, buffers);
+}
+void p2pShared(Ctx& c) {
+  p2pSharedOn(c, Buffers::Host);
+}
+void p2pSharedGpu(Ctx& c) {
+  p2pSharedOn(c, Buffers::Gpu);
 }
 
 void p2pDedicated(Ctx& c) {
@@ -148,16 +233,21 @@ void p2pDedicated(Ctx& c) {
   runWorkload(c, w, config, 35);
 }
 
-void groupedSharedComms(Ctx& c) {
-  if (c.maxRecvs() < 2) skip("maxRecvs is %d: NCCL shares no comms", c.maxRecvs());
+void groupedSharedCommsOn(Ctx& c, Buffers buffers) {
   rt::TransportConfig config = smallBuffers();
   config.allocP2pNetLLBuffers = true;
   rt::Workload w;
-  w.links = rt::fanInLinks(4, 2);
+  w.links = rt::fanInLinks(4, 2, buffers == Buffers::Gpu);
   w.sendGroupByLocalRank = true;
   w.phases = {rt::RoundOptions{}, rt::RoundOptions{.protocol = rt::Protocol::LL}};
   w.rounds = 10;
-  runWorkload(c, w, config, 30);
+  runWorkload(c, w, config, 30, buffers, /*minRecvs=*/2);
+}
+void groupedSharedComms(Ctx& c) {
+  groupedSharedCommsOn(c, Buffers::Host);
+}
+void groupedSharedCommsGpu(Ctx& c) {
+  groupedSharedCommsOn(c, Buffers::Gpu);
 }
 
 void registeredBuffers(Ctx& c) {
@@ -208,6 +298,17 @@ void addTransportScenarios(std::vector<Scenario>& out) {
                  "rounds through the shared pools"});
   out.push_back({area, "LongRandomRun", 35, 2, 6, longRandomRun,
                  "72 rounds of random sizes up to 1 MiB, protocols alternating"});
+  // GPU-direct placement: --device cuda and a plugin with NCCL_PTR_CUDA.
+  out.push_back({area, "RingSimpleGpuMemory", 35, 2, 6, ringSimpleGpu,
+                 "SIMPLE ring on 4 channels with step buffers in GPU memory (--device cuda)"});
+  out.push_back({area, "RingLLGpuMemory", 35, 2, 6, ringLLGpu,
+                 "LL ring, receive lines in GPU memory polled by CUDA kernels (--device cuda)"});
+  out.push_back({area, "RingLL128GpuMemory", 35, 2, 6, ringLL128Gpu,
+                 "LL128 ring with GPU memory: sends ready on the tail alone (--device cuda)"});
+  out.push_back({area, "P2pSharedGpuMemory", 35, 2, 6, p2pSharedGpu,
+                 "p2p through shared pools in GPU memory (--device cuda)"});
+  out.push_back({area, "GroupedReceivesGpuMemory", 30, 2, 6, groupedSharedCommsGpu,
+                 "grouped receives through shared comms into GPU memory (--device cuda)"});
 }
 
 }  // namespace conformance

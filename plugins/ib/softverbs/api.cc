@@ -4,17 +4,20 @@
 // verbs.h that call through ibv_context::ops; open fills that table.
 #include <endian.h>
 #include <infiniband/verbs.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <string>
 
 #include "device.hpp"
 #include "engine.hpp"
+#include "gpu.hpp"
 #include "objects.hpp"
 
 #define SOFTVERBS_EXPORT __attribute__((visibility("default")))
@@ -113,6 +116,37 @@ int deallocMw(ibv_mw*) {
 int postSrqRecv(ibv_srq*, ibv_recv_wr* wr, ibv_recv_wr** bad) {
   *bad = wr;
   return EOPNOTSUPP;
+}
+
+// What every registration checks first. Remote access needs local write,
+// as the verbs spec demands.
+bool registrationOk(ibv_pd* pd, const void* addr, size_t length, unsigned access) {
+  bool remote = access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
+  return pd != nullptr && !(remote && !(access & IBV_ACCESS_LOCAL_WRITE)) &&
+         !(addr == nullptr && length > 0);
+}
+
+// Registers [addr, addr + length), host memory or (with `gpu`) device memory.
+ibv_mr* registerMr(ibv_pd* pd, void* addr, size_t length, unsigned access,
+                   std::unique_ptr<GpuMemory> gpu) {
+  auto* mr = new (std::nothrow) Mr;
+  if (mr == nullptr) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  std::memset(&mr->mr, 0, sizeof(mr->mr));
+  mr->mr.context = pd->context;
+  mr->mr.pd = pd;
+  mr->mr.addr = addr;
+  mr->mr.length = length;
+  mr->pd = reinterpret_cast<Pd*>(pd);
+  mr->access = access;
+  mr->gpu = std::move(gpu);
+  Device* device = deviceOf(pd->context);
+  std::lock_guard<std::mutex> lock(device->mutex);
+  device->addMr(mr);
+  mr->pd->users++;
+  return &mr->mr;
 }
 
 bool capsOk(const ibv_qp_cap& cap) {
@@ -287,10 +321,7 @@ SOFTVERBS_EXPORT int ibv_dealloc_pd(ibv_pd* pd) {
 
 SOFTVERBS_EXPORT ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t length, uint64_t iova,
                                           unsigned access) {
-  // Remote access needs local write, as the verbs spec demands.
-  bool remote = access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
-  if (pd == nullptr || (remote && !(access & IBV_ACCESS_LOCAL_WRITE)) ||
-      (addr == nullptr && length > 0)) {
+  if (!registrationOk(pd, addr, length, access)) {
     errno = EINVAL;
     return nullptr;
   }
@@ -298,23 +329,17 @@ SOFTVERBS_EXPORT ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t length,
     errno = EOPNOTSUPP;
     return nullptr;
   }
-  auto* mr = new (std::nothrow) Mr;
-  if (mr == nullptr) {
-    errno = ENOMEM;
+  int error = 0;
+  std::unique_ptr<GpuMemory> gpu = GpuMemory::detect(addr, length, &error);
+  if (error != 0) {
+    errno = error;
     return nullptr;
   }
-  std::memset(&mr->mr, 0, sizeof(mr->mr));
-  mr->mr.context = pd->context;
-  mr->mr.pd = pd;
-  mr->mr.addr = addr;
-  mr->mr.length = length;
-  mr->pd = reinterpret_cast<Pd*>(pd);
-  mr->access = access;
-  Device* device = deviceOf(pd->context);
-  std::lock_guard<std::mutex> lock(device->mutex);
-  device->addMr(mr);
-  mr->pd->users++;
-  return &mr->mr;
+  if (gpu && !peerMemory()) {  // what an HCA answers without a peer-memory client
+    errno = EFAULT;
+    return nullptr;
+  }
+  return registerMr(pd, addr, length, access, std::move(gpu));
 }
 
 SOFTVERBS_EXPORT ibv_mr*(ibv_reg_mr)(ibv_pd* pd, void* addr, size_t length, int access) {
@@ -322,9 +347,42 @@ SOFTVERBS_EXPORT ibv_mr*(ibv_reg_mr)(ibv_pd* pd, void* addr, size_t length, int 
                           static_cast<unsigned>(access));
 }
 
-SOFTVERBS_EXPORT ibv_mr* ibv_reg_dmabuf_mr(ibv_pd*, uint64_t, size_t, uint64_t, int, int) {
-  errno = EOPNOTSUPP;  // no device memory here: consumers must not advertise DMA-BUF
-  return nullptr;
+// softverbs cannot map a dma-buf: it reaches the memory through the CUDA
+// address the dma-buf was exported from, which the caller passes as iova
+// (NCCL and sdk-ib do). The fd is only validated, never kept. Without a
+// CUDA driver nothing could be reached, so the answer is EOPNOTSUPP, the
+// kernel's answer without DMA-BUF support: a probe with fd -1 then tells
+// consumers not to advertise DMA-BUF. With one, a bad fd is EBADF.
+SOFTVERBS_EXPORT ibv_mr* ibv_reg_dmabuf_mr(ibv_pd* pd, uint64_t offset, size_t length,
+                                           uint64_t iova, int fd, int access) {
+  std::string why;
+  if (!dmaBufUsable(&why)) {
+    errno = EOPNOTSUPP;
+    return nullptr;
+  }
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) {
+    errno = EBADF;
+    return nullptr;
+  }
+  auto* addr = reinterpret_cast<void*>(static_cast<uintptr_t>(iova));
+  auto size = static_cast<uint64_t>(st.st_size);  // a dma-buf's size; 0 if unknown
+  if (!registrationOk(pd, addr, length, static_cast<unsigned>(access)) || length == 0 ||
+      (size > 0 && (offset > size || length > size - offset))) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  int error = 0;
+  std::unique_ptr<GpuMemory> gpu = GpuMemory::detect(addr, length, &error);
+  if (gpu == nullptr) {
+    std::fprintf(stderr,
+                 "softverbs: ibv_reg_dmabuf_mr: iova %p is not CUDA device memory; softverbs "
+                 "reaches a dma-buf through the CUDA address it was exported from\n",
+                 addr);
+    errno = error != 0 ? error : EINVAL;
+    return nullptr;
+  }
+  return registerMr(pd, addr, length, static_cast<unsigned>(access), std::move(gpu));
 }
 
 SOFTVERBS_EXPORT int ibv_dereg_mr(ibv_mr* mr) {

@@ -2,7 +2,9 @@
 // softverbs: requester and responder sides of an RC queue pair.
 #include "engine.hpp"
 
+#include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "device.hpp"
@@ -77,16 +79,73 @@ bool localSgeOk(Device& device, Qp* qp, const ibv_sge& sge, unsigned access) {
          (access == 0 || (mr->access & access) != 0) && mr->covers(sge.addr, sge.length);
 }
 
-// Copies `data` over the scatter list; false when it does not fit.
-bool scatter(const std::vector<ibv_sge>& sges, const std::vector<char>& data) {
+// One line on stderr the first time a CUDA copy fails: the completion
+// status alone would not say that the GPU, not the peer, was the problem.
+void reportCopyFailure(const char* what) {
+  static std::atomic<bool> reported{false};
+  if (!reported.exchange(true)) std::fprintf(stderr, "softverbs: CUDA copy failed: %s\n", what);
+}
+
+// Places `bytes` at `dst` inside `mr`: device memory through CUDA, host
+// memory in ascending address order. False when the CUDA copy failed.
+bool land(const Mr& mr, void* dst, const void* src, size_t bytes) {
+  if (!mr.gpu) {
+    placeAscending(dst, src, bytes);
+    return true;
+  }
+  if (mr.gpu->write(dst, src, bytes)) return true;
+  reportCopyFailure("host to device");
+  return false;
+}
+
+// Copies `data` over the scatter list. While device memory is registered,
+// each sge's MR is looked up again: it may be device memory, or gone (a
+// deregistered MR is a protection error, as on an HCA).
+ibv_wc_status scatter(Device& device, const std::vector<ibv_sge>& sges,
+                      const std::vector<char>& data) {
+  const bool lookUp = GpuMemory::anyRegistered();
   size_t offset = 0;
   for (const ibv_sge& sge : sges) {
     if (offset == data.size()) break;
     size_t n = std::min<size_t>(sge.length, data.size() - offset);
-    placeAscending(reinterpret_cast<void*>(sge.addr), data.data() + offset, n);
+    auto* dst = reinterpret_cast<void*>(sge.addr);
+    if (n == 0) continue;
+    if (!lookUp) {
+      placeAscending(dst, data.data() + offset, n);
+    } else {
+      const Mr* mr = device.findMr(sge.lkey);
+      if (mr == nullptr || !land(*mr, dst, data.data() + offset, n)) return IBV_WC_LOC_PROT_ERR;
+    }
     offset += n;
   }
-  return offset == data.size();
+  return offset == data.size() ? IBV_WC_SUCCESS : IBV_WC_LOC_LEN_ERR;
+}
+
+// Reads one sge's bytes for the wire into `out`. Device memory is read
+// through CUDA. Inline data is read by the CPU at post time, as every
+// provider does, so it must be host memory: EINVAL otherwise.
+int gather(Device& device, const ibv_sge& sge, bool inlined, char* out, ibv_wc_status* status) {
+  const auto* src = reinterpret_cast<const void*>(sge.addr);
+  if (sge.length == 0) return 0;  // an empty payload has no buffer to copy into
+  if (GpuMemory::anyRegistered()) {
+    if (inlined && GpuMemory::isDevice(src)) {
+      std::fprintf(stderr,
+                   "softverbs: inline data at %p is GPU memory; post it without "
+                   "IBV_SEND_INLINE\n",
+                   src);
+      return EINVAL;
+    }
+    const Mr* mr = inlined ? nullptr : device.findMr(sge.lkey);
+    if (mr != nullptr && mr->gpu) {
+      if (!mr->gpu->read(out, src, sge.length)) {
+        reportCopyFailure("device to host");
+        *status = IBV_WC_LOC_PROT_ERR;
+      }
+      return 0;
+    }
+  }
+  std::memcpy(out, src, sge.length);
+  return 0;
 }
 
 uint64_t capacityOf(const std::vector<ibv_sge>& sges) {
@@ -104,12 +163,15 @@ bool execute(Device& device, Qp* qp, uint32_t peer, Inbound& in) {
     case Op::kWriteImm: {
       if (h.op == Op::kWriteImm && qp->rq.empty()) return false;
       if (h.length > 0) {
-        if (remoteTarget(device, qp, h.rkey, h.raddr, h.length, IBV_ACCESS_REMOTE_WRITE) ==
-            nullptr) {
+        Mr* target = remoteTarget(device, qp, h.rkey, h.raddr, h.length, IBV_ACCESS_REMOTE_WRITE);
+        if (target == nullptr) {
           responderError(device, qp, peer, h, IBV_WC_REM_ACCESS_ERR);
           return true;
         }
-        placeAscending(reinterpret_cast<void*>(h.raddr), in.payload.data(), h.length);
+        if (!land(*target, reinterpret_cast<void*>(h.raddr), in.payload.data(), h.length)) {
+          responderError(device, qp, peer, h, IBV_WC_REM_OP_ERR);
+          return true;
+        }
       }
       if (h.op == Op::kWriteImm) {
         RecvWqe r = std::move(qp->rq.front());
@@ -139,7 +201,11 @@ bool execute(Device& device, Qp* qp, uint32_t peer, Inbound& in) {
         responderError(device, qp, peer, h, IBV_WC_REM_INV_REQ_ERR);
         return true;
       }
-      scatter(r.sges, in.payload);
+      if (scatter(device, r.sges, in.payload) != IBV_WC_SUCCESS) {
+        qp->recvCq->push(completion(qp, r.wrId, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0));
+        responderError(device, qp, peer, h, IBV_WC_REM_OP_ERR);
+        return true;
+      }
       ibv_wc wc =
           completion(qp, r.wrId, IBV_WC_SUCCESS, IBV_WC_RECV, static_cast<uint32_t>(h.length));
       if (h.hasImm) {
@@ -153,12 +219,19 @@ bool execute(Device& device, Qp* qp, uint32_t peer, Inbound& in) {
     case Op::kReadReq: {
       std::vector<char> data(h.length);
       if (h.length > 0) {
-        if (remoteTarget(device, qp, h.rkey, h.raddr, h.length, IBV_ACCESS_REMOTE_READ) ==
-            nullptr) {
+        Mr* source = remoteTarget(device, qp, h.rkey, h.raddr, h.length, IBV_ACCESS_REMOTE_READ);
+        if (source == nullptr) {
           responderError(device, qp, peer, h, IBV_WC_REM_ACCESS_ERR);
           return true;
         }
-        std::memcpy(data.data(), reinterpret_cast<const void*>(h.raddr), h.length);
+        const auto* from = reinterpret_cast<const void*>(h.raddr);
+        if (!source->gpu) {
+          std::memcpy(data.data(), from, h.length);
+        } else if (!source->gpu->read(data.data(), from, h.length)) {
+          reportCopyFailure("device to host");
+          responderError(device, qp, peer, h, IBV_WC_REM_OP_ERR);
+          return true;
+        }
       }
       reply(device, peer, h, Op::kReadResp, IBV_WC_SUCCESS, std::move(data));
       return true;
@@ -186,9 +259,12 @@ void onResponse(Qp* qp, Inbound& in) {
     return;
   }
   SendWqe w = std::move(qp->sq.front());
-  if (h.op == Op::kReadResp && !scatter(w.readTargets, in.payload)) {
-    failHead(qp, IBV_WC_LOC_LEN_ERR);
-    return;
+  if (h.op == Op::kReadResp) {
+    ibv_wc_status placed = scatter(*qp->device, w.readTargets, in.payload);
+    if (placed != IBV_WC_SUCCESS) {
+      failHead(qp, placed);
+      return;
+    }
   }
   qp->sq.pop_front();
   completeSend(qp, w, IBV_WC_SUCCESS);
@@ -322,8 +398,11 @@ int postSend(Qp* qp, ibv_send_wr* wr, ibv_send_wr** badWr) {
       size_t offset = 0;
       for (int i = 0; i < wr->num_sge; i++) {
         const ibv_sge& sge = wr->sg_list[i];
-        std::memcpy(out.payload.data() + offset, reinterpret_cast<const void*>(sge.addr),
-                    sge.length);
+        int rc = gather(device, sge, inlined, out.payload.data() + offset, &w.localError);
+        if (rc != 0) {
+          *badWr = wr;
+          return rc;
+        }
         offset += sge.length;
       }
     }

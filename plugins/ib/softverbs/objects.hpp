@@ -8,9 +8,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <vector>
 
+#include "gpu.hpp"
 #include "wire.hpp"
 
 namespace softverbs {
@@ -36,6 +38,7 @@ struct Mr {
   ibv_mr mr;
   Pd* pd = nullptr;
   unsigned access = 0;
+  std::unique_ptr<GpuMemory> gpu;  // set when the MR covers CUDA device memory
 
   bool covers(uint64_t addr, uint64_t length) const {
     uint64_t base = reinterpret_cast<uintptr_t>(mr.addr);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "harness.hpp"
+#include "ncclnet/cuda_driver.hpp"
 
 namespace ibtest {
 namespace {
@@ -52,6 +53,9 @@ std::string nameOf(Session& s, int dev) {
 }
 
 TEST(IbDevices, PropertiesAreHonest) {
+  // The CUDA driver first, as in NCCL: softverbs offers GPU memory only to
+  // a process that has it.
+  const ncclnet::cuda::Driver& cuda = ncclnet::cuda::Driver::get();
   Session s(11);
   ASSERT_TRUE(s.ok()) << s.error();
   ASSERT_EQ(deviceCount(s), 1);
@@ -61,7 +65,11 @@ TEST(IbDevices, PropertiesAreHonest) {
   EXPECT_EQ(p.pciPath, nullptr);  // a software device has no PCI function
   EXPECT_EQ(p.speed, 4 * 25000);  // 4X EDR
   EXPECT_EQ(p.port, 1);
-  EXPECT_EQ(p.ptrSupport, NCCL_PTR_HOST);
+  // GPU memory: DMA-BUF exactly when softverbs can reach the memory (a
+  // CUDA driver and device here), and CUDA with it.
+  EXPECT_TRUE(p.ptrSupport & NCCL_PTR_HOST);
+  EXPECT_EQ((p.ptrSupport & NCCL_PTR_DMABUF) != 0, cuda.available()) << cuda.whyNot();
+  EXPECT_TRUE(!(p.ptrSupport & NCCL_PTR_DMABUF) || (p.ptrSupport & NCCL_PTR_CUDA));
   EXPECT_EQ(p.regIsGlobal, 1);
   EXPECT_EQ(p.maxRecvs, 8);
   EXPECT_EQ(p.maxComms, 16384);  // the device's max_qp

@@ -1,17 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
 // sdk-ib: unit tests of the pieces — NCCL_IB_HCA, speeds, MTU, the MR
-// cache and GID selection (the last two on softverbs, through IbvApi).
+// cache, GID selection and the GPU-memory rule (the MR cache, GIDs and the
+// DMA-BUF probe on softverbs, through IbvApi).
 #include <gtest/gtest.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <vector>
 
 #include "config.hpp"
 #include "devices.hpp"
+#include "gpu_memory.hpp"
 #include "hca_filter.hpp"
 #include "ibv_api.hpp"
 #include "mr_cache.hpp"
+#include "ncclnet/cuda_driver.hpp"
 
 namespace sdkib {
 namespace {
@@ -112,9 +118,9 @@ TEST_F(MrCacheTest, SubRangesShareOneRegistration) {
   MrCache cache(api_, pd_);
   std::vector<char> buf(1 << 20);
   std::string why;
-  ibv_mr* whole = cache.acquire(buf.data(), buf.size(), &why);
+  ibv_mr* whole = cache.acquire(buf.data(), buf.size(), nullptr, &why);
   ASSERT_NE(whole, nullptr) << why;
-  ibv_mr* part = cache.acquire(buf.data() + 4096 * 3 + 17, 100, &why);
+  ibv_mr* part = cache.acquire(buf.data() + 4096 * 3 + 17, 100, nullptr, &why);
   EXPECT_EQ(part, whole);
   EXPECT_EQ(cache.refsOf(whole), 2);
   EXPECT_EQ(cache.entries(), 1u);
@@ -128,7 +134,7 @@ TEST_F(MrCacheTest, RegistrationsArePageAligned) {
   MrCache cache(api_, pd_);
   std::vector<char> buf(3 * 4096);
   std::string why;
-  ibv_mr* mr = cache.acquire(buf.data() + 10, 50, &why);
+  ibv_mr* mr = cache.acquire(buf.data() + 10, 50, nullptr, &why);
   ASSERT_NE(mr, nullptr);
   long page = sysconf(_SC_PAGESIZE);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(mr->addr) % page, 0u);
@@ -142,12 +148,53 @@ TEST_F(MrCacheTest, DisjointBuffersGetTheirOwn) {
   std::vector<char> a(1 << 16);
   std::vector<char> b(1 << 16);
   std::string why;
-  ibv_mr* ma = cache.acquire(a.data(), a.size(), &why);
-  ibv_mr* mb = cache.acquire(b.data(), b.size(), &why);
+  ibv_mr* ma = cache.acquire(a.data(), a.size(), nullptr, &why);
+  ibv_mr* mb = cache.acquire(b.data(), b.size(), nullptr, &why);
   EXPECT_NE(ma, mb);
   EXPECT_EQ(cache.entries(), 2u);
   cache.release(ma);
   cache.release(mb);
+}
+
+// A dma-buf registration through the cache. Where softverbs cannot reach
+// GPU memory (no CUDA driver), ibv_reg_dmabuf_mr fails and the reason
+// comes back; nothing is cached.
+TEST_F(MrCacheTest, DmaBufFailureIsExplainedAndNotCached) {
+  if (probeDmaBuf(api_, pd_)) GTEST_SKIP() << "softverbs can register dma-bufs here (a GPU)";
+  MrCache cache(api_, pd_);
+  std::vector<char> buf(8192);
+  DmaBufRange range{0, 0};  // fd 0: valid, but nothing can be imported
+  std::string why;
+  EXPECT_EQ(cache.acquire(buf.data(), buf.size(), &range, &why), nullptr);
+  EXPECT_NE(why.find("ibv_reg_dmabuf_mr failed"), std::string::npos) << why;
+  EXPECT_EQ(cache.entries(), 0u);
+}
+
+using GpuRuleTest = SoftverbsTest;
+
+// NCCL's probe, on softverbs: DMA-BUF works exactly when a CUDA driver and
+// device are there for softverbs to reach the memory through.
+TEST_F(GpuRuleTest, DmaBufProbeFollowsTheCudaDriver) {
+  const ncclnet::cuda::Driver& driver = ncclnet::cuda::Driver::get();  // first, as NCCL does
+  EXPECT_EQ(probeDmaBuf(api_, pd_), driver.available()) << "CUDA driver " << driver.whyNot();
+}
+
+TEST(GpuRule, CudaWithPeerMemoryOrDmaBuf) {
+  EXPECT_EQ(ptrSupportFor(false, false), NCCL_PTR_HOST);
+  EXPECT_EQ(ptrSupportFor(true, false), NCCL_PTR_HOST | NCCL_PTR_CUDA);
+  EXPECT_EQ(ptrSupportFor(false, true), NCCL_PTR_HOST | NCCL_PTR_CUDA | NCCL_PTR_DMABUF);
+  EXPECT_EQ(ptrSupportFor(true, true), NCCL_PTR_HOST | NCCL_PTR_CUDA | NCCL_PTR_DMABUF);
+}
+
+TEST(GpuRule, PeerMemoryModulesAreTheOnesNcclChecks) {
+  char root[] = "/tmp/sdkib-sysfs-XXXXXX";
+  ASSERT_NE(mkdtemp(root), nullptr);
+  std::string base = root;
+  EXPECT_FALSE(peerMemoryLoaded(base));
+  ASSERT_EQ(system(("mkdir -p " + base + "/sys/module/nvidia_peermem").c_str()), 0);
+  std::ofstream(base + "/sys/module/nvidia_peermem/version") << "1.0\n";
+  EXPECT_TRUE(peerMemoryLoaded(base));
+  ASSERT_EQ(system(("rm -rf " + base).c_str()), 0);
 }
 
 using GidTest = SoftverbsTest;

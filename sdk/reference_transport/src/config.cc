@@ -51,6 +51,8 @@ ncclResult_t TransportConfig::fromEnv(ParamTable& params, TransportConfig* out) 
        "tell the plugin LL/LL128 receives need no completion"},
       {"NCCL_NET_FORCE_FLUSH", &c.forceFlush, "flush every GPU-direct receive"},
       {"NCCL_ALLOC_P2P_NET_LL_BUFFERS", &c.allocP2pNetLLBuffers, "LL buffers for p2p connections"},
+      {"NCCL_DMABUF_ENABLE", &c.dmaBufEnable,
+       "register device buffers with regMrDmaBuf when the plugin and GPU allow"},
   };
   for (const BoolKnob& k : bools) {
     res = params.readInt(k.name, *k.field ? 1 : 0, k.help, &v, 0, 1);

@@ -2,7 +2,10 @@
 // nccl-net-sdk (reference transport): a connection's memory — planning the
 // map (which bank each buffer lives in), backing it, initialising the
 // control words, and registering each buffer with the plugin.
+#include <unistd.h>
+
 #include <new>
+#include <string>
 
 #include "transport_core.hpp"
 
@@ -75,23 +78,51 @@ ncclResult_t TransportCore::allocateMap(ConnectionState& c) {
 }
 
 // Each buffer is registered with this connection's comm (a shared pool is
-// registered again by every connection that uses it, as NCCL does), then
-// translated by getDeviceMr when the connection has a device side that
-// needs it: send with a device handle, receive on a non-HOST device.
+// registered again by every connection that uses it, as NCCL does): host
+// buffers with regMr(NCCL_PTR_HOST), device buffers with regMrDmaBuf when
+// the connection uses DMA-BUF (decided at setup), else regMr(NCCL_PTR_CUDA).
+// Then getDeviceMr translates each one when the connection has a device
+// side that needs it: send with a device handle, receive on a non-HOST
+// device.
 ncclResult_t TransportCore::registerBuffers(ConnectionState& c) {
   for (int p = 0; p < kNumProtocols; p++) {
     if (c.buffers[p] == nullptr) continue;
-    int type = ConnectMap::isDevice(c.map.buffs[p]) ? memory->devicePtrType() : NCCL_PTR_HOST;
-    // DMA-BUF registration (regMrDmaBuf) needs a provider that exports
-    // device memory as a dmabuf fd; the host provider cannot, so this is
-    // always regMr here.
-    RT_CHECK(log, net.regMr(c.netComm, c.buffers[p], c.buffSizes[p], type, &c.mhandles[p]));
+    bool device = ConnectMap::isDevice(c.map.buffs[p]);
+    if (device && c.useDmaBuf) {
+      RT_CHECK(log, registerDmaBuf(c, c.buffers[p], c.buffSizes[p],
+                                   protocolName(static_cast<Protocol>(p)), &c.mhandles[p]));
+    } else {
+      int type = device ? memory->devicePtrType() : NCCL_PTR_HOST;
+      RT_CHECK(log, net.regMr(c.netComm, c.buffers[p], c.buffSizes[p], type, &c.mhandles[p]));
+      (device ? deviceRegistrations : hostRegistrations)++;
+    }
     bool wantsDeviceMr = c.direction == Direction::Send ? c.deviceHandle != nullptr
                                                         : c.netDeviceType != NCCL_NET_DEVICE_HOST;
     if (wantsDeviceMr && net.provides(host::Optional::GetDeviceMr)) {
       RT_CHECK(log, net.getDeviceMr(c.netComm, c.mhandles[p], &c.device.mhandles[p]));
     }
   }
+  return ncclSuccess;
+}
+
+// One buffer through DMA-BUF: the provider exports the pages around it, the
+// plugin registers [data, data + size) at its offset in that fd, and the fd
+// is closed at once (the plugin holds its own reference), as NCCL does.
+ncclResult_t TransportCore::registerDmaBuf(ConnectionState& c, void* data, size_t size,
+                                           const char* what, void** mhandle) {
+  int fd = -1;
+  uint64_t offset = 0;
+  std::string why;
+  if (!memory->exportDmaBuf(data, size, &fd, &offset, &why)) {
+    NCCLNET_WARN(log, "DMA-BUF export of the %s buffer (%zu bytes at %p) failed: %s", what, size,
+                 data, why.c_str());
+    return ncclSystemError;
+  }
+  ncclResult_t res =
+      net.regMrDmaBuf(c.netComm, data, size, memory->devicePtrType(), offset, fd, mhandle);
+  ::close(fd);
+  RT_CHECK(log, res);
+  dmaBufRegistrations++;
   return ncclSuccess;
 }
 

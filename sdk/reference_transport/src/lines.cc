@@ -27,24 +27,21 @@ inline uint64_t payloadWord(const uint8_t* payload, size_t n, size_t at) {
 }
 }  // namespace
 
-// A {data, flag} pair is one little-endian 8-byte word: data in the low
-// half, flag in the high half, written with one store so it is never torn.
+// Each {data, flag} pair (llFirstWord, llSecondWord) is written with one
+// release store so it is never torn.
 void llWrite(char* lines, const uint8_t* payload, size_t n, uint32_t flag) {
   size_t nLines = (n + kLLDataBytesPerLine - 1) / kLLDataBytesPerLine;
   for (size_t l = 0; l < nLines; l++) {
     uint64_t data = payloadWord(payload, n, l * kLLDataBytesPerLine);
-    uint64_t first = (data & 0xffffffffull) | (uint64_t{flag} << 32);
-    uint64_t second = (data >> 32) | (uint64_t{flag} << 32);
-    storeRelease(lines + l * kLLLineBytes, first);
-    storeRelease(lines + l * kLLLineBytes + 8, second);
+    storeRelease(lines + l * kLLLineBytes, llFirstWord(data, flag));
+    storeRelease(lines + l * kLLLineBytes + 8, llSecondWord(data, flag));
   }
 }
 
 bool llReady(const char* lines, size_t nLines, uint32_t flag) {
   for (size_t l = 0; l < nLines; l++) {
-    if (static_cast<uint32_t>(loadAcquire(lines + l * kLLLineBytes) >> 32) != flag) return false;
-    if (static_cast<uint32_t>(loadAcquire(lines + l * kLLLineBytes + 8) >> 32) != flag)
-      return false;
+    if (llWordFlag(loadAcquire(lines + l * kLLLineBytes)) != flag) return false;
+    if (llWordFlag(loadAcquire(lines + l * kLLLineBytes + 8)) != flag) return false;
   }
   return true;
 }
@@ -54,10 +51,8 @@ bool llRead(const char* lines, size_t n, uint32_t flag, uint8_t* out) {
   for (size_t l = 0; l < nLines; l++) {
     uint64_t first = loadAcquire(lines + l * kLLLineBytes);
     uint64_t second = loadAcquire(lines + l * kLLLineBytes + 8);
-    if (static_cast<uint32_t>(first >> 32) != flag || static_cast<uint32_t>(second >> 32) != flag) {
-      return false;
-    }
-    uint64_t data = (first & 0xffffffffull) | (second << 32);
+    if (llWordFlag(first) != flag || llWordFlag(second) != flag) return false;
+    uint64_t data = llLineData(first, second);
     size_t at = l * kLLDataBytesPerLine;
     std::memcpy(out + at, &data, n - at < 8 ? n - at : 8);
   }
@@ -71,13 +66,13 @@ void ll128Write(char* lines, const uint8_t* payload, size_t n, uint64_t flag) {
     for (size_t w = 0; w < kLL128DataWords; w++) {
       storeRelaxed(line + w * 8, payloadWord(payload, n, l * kLL128DataBytesPerLine + w * 8));
     }
-    storeRelease(line + kLL128DataWords * 8, flag);  // after the payload words
+    storeRelease(line + kLL128FlagWord * 8, flag);  // after the payload words
   }
 }
 
 bool ll128Ready(const char* lines, size_t nLines, uint64_t flag) {
   for (size_t l = 0; l < nLines; l++) {
-    if (loadAcquire(lines + l * kLL128LineBytes + kLL128DataWords * 8) != flag) return false;
+    if (loadAcquire(lines + l * kLL128LineBytes + kLL128FlagWord * 8) != flag) return false;
   }
   return true;
 }

@@ -6,14 +6,6 @@
 
 namespace ncclnet::transport {
 
-uint64_t patternWord(uint64_t seed, uint64_t wordIndex) {
-  // splitmix64 of (seed, index): cheap, and neighbouring words differ.
-  uint64_t z = seed * 0x9e3779b97f4a7c15ull + wordIndex + 0x632be59bd9b4e019ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 void fillPattern(uint8_t* dst, size_t n, uint64_t seed, size_t offset) {
   size_t i = 0;
   while (i < n) {

@@ -73,6 +73,12 @@ ncclResult_t readProperties(TransportCore& core, ConnectionState& c) {
   bool wantShared = core.config.sharedBuffers == -2 ? true : core.config.sharedBuffers != 0;
   c.shared = !c.spec.graph && c.spec.connIndex != 0 && wantShared;
   c.sharedComm = c.shared && c.maxRecvs > 1 && core.config.sharedComms;
+  // NCCL's rule: GPU-direct buffers are registered through DMA-BUF when the
+  // plugin takes it, the GPU and driver can export it and
+  // NCCL_DMABUF_ENABLE is not 0; otherwise with regMr(NCCL_PTR_CUDA).
+  c.useDmaBuf = c.spec.useGdr && (props.ptrSupport & NCCL_PTR_DMABUF) != 0 &&
+                core.config.dmaBufEnable && core.memory->canExportDmaBuf() &&
+                core.net.provides(host::Optional::RegMrDmaBuf);
   if (c.spec.tpRemoteProxyRank < 0) c.spec.tpRemoteProxyRank = c.spec.tpRemoteRank;
   return ncclSuccess;
 }
@@ -191,6 +197,11 @@ const TransportConfig& Transport::config() const {
 }
 host::NetView& Transport::net() {
   return core_->net;
+}
+RegistrationCounts Transport::registrations() const {
+  return RegistrationCounts{.host = core_->hostRegistrations.load(),
+                            .device = core_->deviceRegistrations.load(),
+                            .dmaBuf = core_->dmaBufRegistrations.load()};
 }
 MemoryProvider& Transport::memory() {
   return *core_->memory;

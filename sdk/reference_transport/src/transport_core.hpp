@@ -3,6 +3,7 @@
 // and a connection's resources (NCCL's sendNetResources/recvNetResources).
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -60,7 +61,7 @@ struct ConnectionState {
   int maxRecvs = 1;
   ncclNetDeviceType netDeviceType = NCCL_NET_DEVICE_HOST;
   int netDeviceVersion = 0;
-  bool useDmaBuf = false;
+  bool useDmaBuf = false;   // device buffers go through regMrDmaBuf
   bool shared = false;      // p2p pool for SIMPLE
   bool sharedComm = false;  // comm reused through the SharedComm registry
 
@@ -118,6 +119,11 @@ class TransportCore {
   std::map<std::tuple<int, int, int, int>, SharedComm> comms;  // (dir, netDev, remote, channel)
   int liveConnections = 0;
 
+  // Registrations made (Transport::registrations).
+  std::atomic<uint64_t> hostRegistrations{0};
+  std::atomic<uint64_t> deviceRegistrations{0};
+  std::atomic<uint64_t> dmaBufRegistrations{0};
+
   ncclResult_t connectSend(ConnectionState& c, const NetHandle& handle);
   ncclResult_t registerUserBuffer(ConnectionState& c, void* data, size_t size, bool device,
                                   void** mhandle);
@@ -131,6 +137,8 @@ class TransportCore {
   ncclResult_t planMap(ConnectionState& c);
   ncclResult_t allocateMap(ConnectionState& c);
   ncclResult_t registerBuffers(ConnectionState& c);
+  ncclResult_t registerDmaBuf(ConnectionState& c, void* data, size_t size, const char* what,
+                              void** mhandle);
   ncclResult_t acquirePool(ConnectionState& c, SharedPool** out);
   void releasePool(ConnectionState& c);
   void releaseComm(ConnectionState& c);

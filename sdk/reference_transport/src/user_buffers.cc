@@ -17,8 +17,15 @@ ncclResult_t TransportCore::registerUserBuffer(ConnectionState& c, void* data, s
     NCCLNET_WARN(log, "registerBuffer: the connection is not connected yet");
     return ncclInvalidUsage;
   }
-  int type = device ? memory->devicePtrType() : NCCL_PTR_HOST;
-  RT_CHECK(log, net.regMr(c.netComm, data, size, type, mhandle));
+  // Device memory through DMA-BUF when the connection's buffers are (NCCL
+  // tries regMrDmaBuf first there too), else regMr.
+  if (device && c.useDmaBuf) {
+    RT_CHECK(log, registerDmaBuf(c, data, size, "user", mhandle));
+  } else {
+    int type = device ? memory->devicePtrType() : NCCL_PTR_HOST;
+    RT_CHECK(log, net.regMr(c.netComm, data, size, type, mhandle));
+    (device ? deviceRegistrations : hostRegistrations)++;
+  }
   c.userMhandles.push_back(*mhandle);
   return ncclSuccess;
 }

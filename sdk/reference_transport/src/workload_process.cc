@@ -33,7 +33,7 @@ std::vector<LinkSpec> twoRankRing(int channels, bool p2p, bool useGdr) {
   return links;
 }
 
-std::vector<LinkSpec> fanInLinks(int senders, int channels) {
+std::vector<LinkSpec> fanInLinks(int senders, int channels, bool useGdr) {
   std::vector<LinkSpec> links;
   for (int c = 0; c < channels; c++) {
     for (int s = 0; s < senders; s++) {
@@ -46,7 +46,9 @@ std::vector<LinkSpec> fanInLinks(int senders, int channels) {
                               .graph = false,
                               .tpRank = 1 + s,
                               .tpLocalRank = s,
-                              .tpRemoteRank = 0};
+                              .tpRemoteRank = 0,
+                              .tpRemoteProxyRank = -1,
+                              .useGdr = useGdr};
       l.recv = ConnectionSpec{.netDev = 0,
                               .channelId = c,
                               .connIndex = 1,
@@ -54,7 +56,9 @@ std::vector<LinkSpec> fanInLinks(int senders, int channels) {
                               .tpRank = 0,
                               .tpLocalRank = 0,
                               .tpRemoteRank = 1 + s,
-                              .tpRemoteProxyRank = 1};
+                              .tpRemoteProxyRank = 1,
+                              .useGdr = useGdr,
+                              .needFlush = useGdr};
       links.push_back(l);
     }
   }

@@ -18,7 +18,7 @@ class RecordingNet final : public host::NetView {
 
   std::atomic<int> connects{0}, accepts{0}, listens{0}, closeListens{0}, closeSends{0},
       closeRecvs{0}, regMrs{0}, deregMrs{0}, isends{0}, irecvs{0}, iflushes{0}, irecvConsumeds{0},
-      optionalHints{0}, getDeviceMrs{0}, maxIrecvN{0};
+      optionalHints{0}, getDeviceMrs{0}, maxIrecvN{0}, regMrDmaBufs{0};
   std::atomic<int> deviceHandleAccepts{0};  // accepts that completed holding a handle
   std::atomic<int> groupedHints{0};         // the optional hint on an irecv with n > 1
   std::vector<int> regTypes;                // every regMr type, in order
@@ -61,6 +61,7 @@ class RecordingNet final : public host::NetView {
   }
   ncclResult_t regMrDmaBuf(void* c, void* data, size_t size, int type, uint64_t off, int fd,
                            void** mh) override {
+    regMrDmaBufs++;
     return inner_.regMrDmaBuf(c, data, size, type, off, fd, mh);
   }
   ncclResult_t deregMr(void* c, void* mh) override {

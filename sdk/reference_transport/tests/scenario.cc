@@ -2,14 +2,32 @@
 // Scenario fixture for in-process runs.
 #include "scenario.hpp"
 
+#include <unistd.h>
+
 namespace ncclnet::transport::testing {
 
+namespace {
+
+// The plugin where the build put it, else at the same place relative to
+// this executable (a build tree copied elsewhere keeps its layout).
+std::string builtOrBeside(const std::string& built, const std::string& relative) {
+  if (access(built.c_str(), R_OK) == 0) return built;
+  char exe[4096] = {};
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n <= 0) return built;
+  std::string dir(exe, static_cast<size_t>(n));
+  std::string moved = dir.substr(0, dir.rfind('/')) + "/" + relative;
+  return access(moved.c_str(), R_OK) == 0 ? moved : built;
+}
+
+}  // namespace
+
 std::string testnetPath() {
-  return NCCLNET_RT_TESTNET;
+  return builtOrBeside(NCCLNET_RT_TESTNET, NCCLNET_RT_TESTNET_REL);
 }
 std::string loopnetPath(const std::string& variant) {
-  return std::string(NCCLNET_RT_PLUGIN_DIR) + "/libnccl-net-loopnet" +
-         (variant.empty() ? "" : "-" + variant) + ".so";
+  std::string name = "libnccl-net-loopnet" + (variant.empty() ? "" : "-" + variant) + ".so";
+  return builtOrBeside(std::string(NCCLNET_RT_PLUGIN_DIR) + "/" + name, name);
 }
 
 Scenario::~Scenario() {
@@ -25,6 +43,11 @@ ncclResult_t Scenario::start(const std::string& path, int nranks, const Transpor
   net_ = std::make_unique<RecordingNet>(plugin_->net());
   ranks_.resize(nranks);
   for (int r = 0; r < nranks; r++) {
+    if (maker_) {
+      res = maker_(*net_, config, 0x1000 + r, &ranks_[r], why);
+      if (res != ncclSuccess) return res;
+      continue;
+    }
     res = makeHostRank(*net_, config, 0x1000 + r, &ranks_[r]);
     if (res != ncclSuccess) return *why = "Transport::create failed", res;
   }

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -15,8 +16,14 @@
 
 namespace ncclnet::transport::testing {
 
+// Makes one rank of a scenario (default: makeHostRank).
+using RankMaker = std::function<ncclResult_t(host::NetView& net, const TransportConfig& config,
+                                             uint64_t commId, Rank* out, std::string* why)>;
+
 class Scenario {
  public:
+  Scenario() = default;
+  explicit Scenario(RankMaker maker) : maker_(std::move(maker)) {}
   ~Scenario();  // device peers first, then connections, then transports
 
   // Loads `path` and makes `nranks` ranks on it.
@@ -42,6 +49,7 @@ class Scenario {
   void dropLinks() { links_.clear(); }
 
  private:
+  RankMaker maker_;
   std::unique_ptr<host::LoadedPlugin> plugin_;
   std::unique_ptr<RecordingNet> net_;
   std::vector<Rank> ranks_;

@@ -60,6 +60,29 @@ TEST(Steps, PlanCutsIntoFullSlicesAndARemainder) {
   EXPECT_EQ(plan.sliceBytes, (std::vector<size_t>{1000, 1000, 500}));
 }
 
+// The formulas the CUDA device peer computes per slice agree with the plan.
+TEST(Steps, SliceFormulasMatchThePlan) {
+  for (size_t nbytes : {size_t{0}, size_t{1}, size_t{999}, size_t{1000}, size_t{2500}}) {
+    StepPlan plan = planSteps(nbytes, 1000, 1);
+    ASSERT_EQ(sliceCount(nbytes, 1000), plan.sliceBytes.size());
+    for (size_t i = 0; i < plan.sliceBytes.size(); i++) {
+      EXPECT_EQ(sliceBytesAt(nbytes, 1000, i), plan.sliceBytes[i]) << nbytes << " slice " << i;
+    }
+  }
+}
+
+// What the kernels compare and write word by word is fillPattern's bytes.
+TEST(Pattern, WordsAtAnyOffsetAreTheMessageBytes) {
+  std::vector<uint8_t> bytes(64);
+  fillPattern(bytes.data(), bytes.size(), 9, 0);
+  for (uint64_t pos = 0; pos + 8 <= bytes.size(); pos++) {
+    uint64_t expected = 0;
+    std::memcpy(&expected, bytes.data() + pos, 8);
+    EXPECT_EQ(patternBytesAt(9, pos), expected) << "position " << pos;
+    EXPECT_EQ(patternByte(9, pos), bytes[pos]);
+  }
+}
+
 TEST(Pattern, MismatchFoundAtItsByte) {
   std::vector<uint8_t> buf(1000);
   fillPattern(buf.data(), buf.size(), 42, 3);
@@ -91,6 +114,15 @@ TEST(LL, LineLayoutIsDataFlagDataFlag) {
   EXPECT_EQ(words[1], 0xabcdu);
   EXPECT_EQ(words[2], 0x08070605u);
   EXPECT_EQ(words[3], 0xabcdu);
+}
+
+TEST(LL, WordHelpersPackDataAndFlag) {
+  uint64_t data = 0x8877665544332211ull;
+  uint64_t first = llFirstWord(data, 0xabcd), second = llSecondWord(data, 0xabcd);
+  EXPECT_EQ(first, 0x0000abcd44332211ull);
+  EXPECT_EQ(second, 0x0000abcd88776655ull);
+  EXPECT_EQ(llWordFlag(first), 0xabcdu);
+  EXPECT_EQ(llLineData(first, second), data);
 }
 
 TEST(LL, RoundTripsAnyLength) {

@@ -15,6 +15,16 @@
 //                             out after a few milliseconds)
 //   LOOPNET_UNPACK            reports an UNPACK v7 device and fills the
 //                             receive device handle (needsProxyProgress 1)
+//   LOOPNET_DMABUF            also advertises NCCL_PTR_DMABUF and provides
+//                             regMrDmaBuf (checks the fd is open and the
+//                             offset lies inside it)
+//   LOOPNET_CUDA              LOOPNET_DMABUF, and copies GPU memory on either
+//                             side with the CUDA driver (reached at run time,
+//                             never linked), as a NIC's DMA would: GPU-direct
+//                             buffers work in one process
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <chrono>
 #include <cstring>
 #include <deque>
@@ -26,6 +36,10 @@
 
 #include "ncclnet/plugin.hpp"
 #include "ncclnet/request_pool.hpp"
+#ifdef LOOPNET_CUDA
+#include "ncclnet/cuda_driver.hpp"
+#define LOOPNET_DMABUF 1
+#endif
 
 namespace {
 
@@ -72,6 +86,28 @@ struct LateCopy {
   Clock::time_point due;
 };
 
+// Copies `size` bytes; false when a GPU copy failed.
+bool copyBytes(void* dst, const void* src, size_t size) {
+#ifdef LOOPNET_CUDA
+  namespace cu = ncclnet::cuda;
+  const cu::Driver& driver = cu::Driver::get();
+  cu::Context dstContext = nullptr, srcContext = nullptr;
+  bool dstGpu = driver.available() && driver.isDeviceMemory(dst, &dstContext);
+  bool srcGpu = driver.available() && driver.isDeviceMemory(src, &srcContext);
+  if (dstGpu || srcGpu) {
+    cu::ScopedContext scope(driver, dstGpu ? dstContext : srcContext);
+    auto d = static_cast<cu::DevicePtr>(reinterpret_cast<uintptr_t>(dst));
+    auto s = static_cast<cu::DevicePtr>(reinterpret_cast<uintptr_t>(src));
+    cu::Result r = dstGpu && srcGpu ? driver.memcpyDtoD(d, s, size)
+                   : dstGpu         ? driver.memcpyHtoD(d, src, size)
+                                    : driver.memcpyDtoH(dst, s, size);
+    return scope.ok() && r == cu::kSuccess;
+  }
+#endif
+  std::memcpy(dst, src, size);
+  return true;
+}
+
 struct Channel {
   std::mutex mutex;
   std::deque<PostedRecv> recvs;
@@ -83,15 +119,13 @@ struct Channel {
   ncclnet::RequestPool<Request> sendRequests{NCCL_NET_MAX_REQUESTS * kMaxRecvs};
   ncclnet::RequestPool<Request> recvRequests{NCCL_NET_MAX_REQUESTS};
 
-  void deliver(void* dst, const void* src, size_t size, bool late) {
-    if (size == 0) return;
-    if (!late) {
-      std::memcpy(dst, src, size);
-      return;
-    }
+  bool deliver(void* dst, const void* src, size_t size, bool late) {
+    if (size == 0) return true;
+    if (!late) return copyBytes(dst, src, size);
     const char* s = static_cast<const char*>(src);
     this->late.push_back(
         {dst, std::vector<char>(s, s + size), Clock::now() + std::chrono::milliseconds(5)});
+    return true;
   }
 
   void flushLate(bool all) {
@@ -139,7 +173,9 @@ struct Channel {
       if (s->size > recv->capacity[slot]) {
         s->request->error = recv->request->error = ncclInvalidUsage;
       } else {
-        deliver(recv->data[slot], s->data, s->size, late);
+        if (!deliver(recv->data[slot], s->data, s->size, late)) {
+          s->request->error = recv->request->error = ncclSystemError;
+        }
       }
       recv->filled[slot] = true;
       recv->request->sizes[slot] = static_cast<int>(s->size);
@@ -173,6 +209,10 @@ class LoopNet {
   static constexpr const char* kName = "loopnet-reorder-sends";
 #elif defined(LOOPNET_UNPACK)
   static constexpr const char* kName = "loopnet-unpack";
+#elif defined(LOOPNET_CUDA)
+  static constexpr const char* kName = "loopnet-cuda";
+#elif defined(LOOPNET_DMABUF)
+  static constexpr const char* kName = "loopnet-dmabuf";
 #else
   static constexpr const char* kName = "loopnet";
 #endif
@@ -194,6 +234,9 @@ class LoopNet {
     props->name = const_cast<char*>("loopnet0");
     props->guid = 0x4c4f4f50;
     props->ptrSupport = NCCL_PTR_HOST | NCCL_PTR_CUDA;
+#ifdef LOOPNET_DMABUF
+    props->ptrSupport |= NCCL_PTR_DMABUF;
+#endif
     props->speed = 100000;
     props->maxComms = 1 << 16;
     props->maxRecvs = kMaxRecvs;
@@ -281,6 +324,19 @@ class LoopNet {
     regions_.emplace(r.get(), std::move(r));
     return ncclSuccess;
   }
+#ifdef LOOPNET_DMABUF
+  // Host memory stands in for the device memory behind the fd; what is
+  // checked is NCCL's call: an open fd, a CUDA type, an offset inside it.
+  ncclResult_t regMrDmaBuf(void* comm, void* data, size_t size, int type, uint64_t offset, int fd,
+                           void** mhandle) {
+    struct stat st = {};
+    if (fcntl(fd, F_GETFD) < 0 || fstat(fd, &st) != 0) return bad("regMrDmaBuf", "fd not open");
+    if (type != NCCL_PTR_CUDA) return bad("regMrDmaBuf", "type is not NCCL_PTR_CUDA");
+    if (st.st_size > 0 && offset + size > static_cast<uint64_t>(st.st_size))
+      return bad("regMrDmaBuf", "offset + size past the end of the dmabuf");
+    return regMr(comm, data, size, type, mhandle);
+  }
+#endif
   ncclResult_t deregMr(void* comm, void* mhandle) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!comms_.count(comm) || regions_.erase(mhandle) == 0) return bad("deregMr", "unknown");

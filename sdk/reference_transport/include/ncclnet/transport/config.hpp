@@ -22,6 +22,7 @@ struct TransportConfig {
   bool optionalRecvCompletion = true;  // NCCL_NET_OPTIONAL_RECV_COMPLETION
   bool forceFlush = false;             // NCCL_NET_FORCE_FLUSH: flush every GDR receive
   bool allocP2pNetLLBuffers = false;   // NCCL_ALLOC_P2P_NET_LL_BUFFERS
+  bool dmaBufEnable = true;            // NCCL_DMABUF_ENABLE: regMrDmaBuf for device buffers
   // Largest network message of a registered-buffer transfer
   // (NCCL_MAX_NET_SIZE, 1 GiB in NCCL; smaller in tests to cross steps).
   size_t maxNetSize = size_t{1} << 30;
@@ -30,8 +31,9 @@ struct TransportConfig {
 
   // Reads NCCL_BUFFSIZE, NCCL_LL_BUFFSIZE, NCCL_LL128_BUFFSIZE,
   // NCCL_P2P_NET_CHUNKSIZE, NCCL_NET_SHARED_BUFFERS, NCCL_NET_SHARED_COMMS,
-  // NCCL_NET_OPTIONAL_RECV_COMPLETION, NCCL_NET_FORCE_FLUSH and
-  // NCCL_ALLOC_P2P_NET_LL_BUFFERS over the defaults above, then validate()s.
+  // NCCL_NET_OPTIONAL_RECV_COMPLETION, NCCL_NET_FORCE_FLUSH,
+  // NCCL_ALLOC_P2P_NET_LL_BUFFERS and NCCL_DMABUF_ENABLE over the defaults
+  // above, then validate()s.
   static ncclResult_t fromEnv(ParamTable& params, TransportConfig* out);
 
   // Step buffers must hold whole lines (LL 16 B, LL128 128 B), and a p2p

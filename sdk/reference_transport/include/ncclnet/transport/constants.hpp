@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "ncclnet/transport/host_device.hpp"
+
 namespace ncclnet::transport {
 
 // Slots in a connection's step ring (NCCL_STEPS). A plugin must accept at
@@ -23,7 +25,7 @@ constexpr uintptr_t kOptionalRecvCompletion = 0x1;
 // The three protocols, in NCCL's order (NCCL_PROTO_LL, _LL128, _SIMPLE).
 enum class Protocol : int { LL = 0, LL128 = 1, Simple = 2 };
 constexpr int kNumProtocols = 3;
-constexpr int index(Protocol p) {
+NCCLNET_HD constexpr int index(Protocol p) {
   return static_cast<int>(p);
 }
 const char* protocolName(Protocol p);
@@ -43,14 +45,15 @@ constexpr size_t kLL128LineBytes = 128;
 constexpr size_t kLL128LineWords = 16;
 constexpr size_t kLL128DataWords = 15;
 constexpr size_t kLL128DataBytesPerLine = kLL128DataWords * 8;
+constexpr size_t kLL128FlagWord = kLL128DataWords;  // the last word of a line
 
 // The flag a producer writes into the lines of absolute step `step`
 // (NCCL_LL_FLAG(step + 1) for LL; step + 1 for LL128). Never 0, so a zeroed
 // buffer is never mistaken for data.
-constexpr uint32_t llFlag(uint64_t step) {
+NCCLNET_HD constexpr uint32_t llFlag(uint64_t step) {
   return static_cast<uint32_t>(step + 1);
 }
-constexpr uint64_t ll128Flag(uint64_t step) {
+NCCLNET_HD constexpr uint64_t ll128Flag(uint64_t step) {
   return step + 1;
 }
 

@@ -15,7 +15,25 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "ncclnet/transport/host_device.hpp"
+
 namespace ncclnet::transport {
+
+// The two 8-byte words of an LL line carrying 8 payload bytes `data`
+// (little-endian) and `flag`: {data1, flag1} and {data2, flag2}, data in the
+// low half, so each pair is stored and loaded as one word and never torn.
+NCCLNET_HD constexpr uint64_t llFirstWord(uint64_t data, uint32_t flag) {
+  return (data & 0xffffffffull) | (static_cast<uint64_t>(flag) << 32);
+}
+NCCLNET_HD constexpr uint64_t llSecondWord(uint64_t data, uint32_t flag) {
+  return (data >> 32) | (static_cast<uint64_t>(flag) << 32);
+}
+NCCLNET_HD constexpr uint32_t llWordFlag(uint64_t word) {
+  return static_cast<uint32_t>(word >> 32);
+}
+NCCLNET_HD constexpr uint64_t llLineData(uint64_t first, uint64_t second) {
+  return (first & 0xffffffffull) | (second << 32);
+}
 
 // LL: writes ceil(n/8) lines holding `payload` (zero padded) and `flag`.
 void llWrite(char* lines, const uint8_t* payload, size_t n, uint32_t flag);

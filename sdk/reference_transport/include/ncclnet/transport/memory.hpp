@@ -6,8 +6,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "ncclnet/abi/result.h"
 
@@ -49,6 +51,24 @@ class MemoryProvider {
   // provider stands in device memory with host memory and still says
   // NCCL_PTR_CUDA, so that a plugin sees NCCL's calls.
   virtual int devicePtrType() const = 0;
+
+  // DMA-BUF export of device memory, for regMrDmaBuf (NCCL:
+  // cuMemGetHandleForAddressRange). The transport uses it for a connection
+  // with device buffers when the plugin advertises NCCL_PTR_DMABUF and
+  // canExportDmaBuf() is true, exactly as NCCL does when the GPU and driver
+  // support DMA-BUF; otherwise it registers with regMr(devicePtrType()).
+  virtual bool canExportDmaBuf() const { return false; }
+  // [data, data + size) lies inside one allocDevice allocation. On success
+  // *fd is a new DMA-BUF fd over the page-aligned range around it and
+  // *offset is where `data` starts in that range; the caller closes *fd once
+  // registered (as NCCL closes it right after regMrDmaBuf). False with *why
+  // otherwise.
+  virtual bool exportDmaBuf(const void* data, size_t size, int* fd, uint64_t* offset,
+                            std::string* why) {
+    (void)data, (void)size, (void)fd, (void)offset;
+    if (why != nullptr) *why = "this memory provider cannot export DMA-BUF handles";
+    return false;
+  }
 };
 
 // Page-aligned, zeroed host memory for both kinds.

@@ -33,6 +33,14 @@ namespace detail {
 class TransportCore;
 }
 
+// How a Transport registered its connection buffers (for reports: a run
+// on GPU memory says how many registrations went through DMA-BUF).
+struct RegistrationCounts {
+  uint64_t host = 0;    // regMr(NCCL_PTR_HOST)
+  uint64_t device = 0;  // regMr(MemoryProvider::devicePtrType()): device buffers, no DMA-BUF
+  uint64_t dmaBuf = 0;  // regMrDmaBuf of an exported device buffer
+};
+
 struct TransportOptions {
   TransportConfig config;
   Logger logger{nullptr, "NET/transport"};
@@ -71,6 +79,9 @@ class Transport {
 
   const TransportConfig& config() const;
   host::NetView& net();
+  // Every registration made so far (a shared pool counts once per
+  // connection that registers it, as NCCL registers it).
+  RegistrationCounts registrations() const;
   MemoryProvider& memory();  // where connection (and test user) memory comes from
 
  private:

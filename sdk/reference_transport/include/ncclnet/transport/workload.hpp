@@ -87,7 +87,7 @@ struct LinkSpec {
 std::vector<LinkSpec> twoRankRing(int channels, bool p2p, bool useGdr = false);
 // Process 1 proxies `senders` local ranks that all send to rank 0 in process
 // 0: one shared comm per channel, grouped receives on process 0.
-std::vector<LinkSpec> fanInLinks(int senders, int channels);
+std::vector<LinkSpec> fanInLinks(int senders, int channels, bool useGdr = false);
 
 struct Workload {
   std::vector<LinkSpec> links;

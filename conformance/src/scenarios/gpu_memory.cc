@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: Apache-2.0
+// GPU memory: registration of cuMemAlloc'd buffers with regMr(NCCL_PTR_CUDA)
+// and with regMrDmaBuf (an fd from cuMemGetHandleForAddressRange, closed
+// right after the call, as NCCL does), and data into and out of GPU memory,
+// every byte checked after iflush. The CUDA driver is opened at run time;
+// without it, or when the plugin does not advertise the pointer type, each
+// scenario is NotRun with the reason.
+#include <unistd.h>
+
+#include <algorithm>
+#include <memory>
+#include <random>
+#include <stdexcept>
+
+#include "ncclnet/cuda_driver.hpp"
+#include "scenario/registry.hpp"
+
+namespace conformance {
+
+namespace {
+
+namespace cu = ncclnet::cuda;
+
+constexpr size_t kGuard = 4096;
+constexpr unsigned char kGuardByte = 0xCB;
+constexpr size_t kGranule = size_t(2) << 20;  // cuMemAlloc's alignment for large blocks
+
+// The driver, when this rank can use GPU memory with this plugin; skips
+// with the reason otherwise. `ptrType`: NCCL_PTR_CUDA or NCCL_PTR_DMABUF.
+const cu::Driver& requireGpu(Ctx& c, int ptrType) {
+  const cu::Driver& driver = cu::Driver::get();
+  if (!driver.available()) skip("no GPU: CUDA driver %s", driver.whyNot().c_str());
+  int ptr = c.props().ptrSupport;
+  if (!(ptr & NCCL_PTR_CUDA)) skip("the plugin does not advertise NCCL_PTR_CUDA (0x%x)", ptr);
+  if (ptrType != NCCL_PTR_DMABUF) return driver;
+  if (!(ptr & NCCL_PTR_DMABUF)) skip("the plugin does not advertise NCCL_PTR_DMABUF (0x%x)", ptr);
+  if (!c.net().provides(ncclnet::host::Optional::RegMrDmaBuf))
+    skip("regMrDmaBuf is NULL (Properties.PtrSupportCoherent names the contradiction)");
+  int device = c.rank() % driver.deviceCount();
+  if (!driver.dmaBufSupported(device))
+    skip("GPU %d cannot export DMA-BUF handles (driver %d, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED)",
+         device, driver.version());
+  return driver;
+}
+
+// A cuMemAlloc'd message buffer between two guard zones, on this rank's
+// GPU. Its bytes are set and checked through host copies, with Buffer's
+// patterns, so a message is the same pattern in host and GPU memory.
+class GpuBuffer {
+ public:
+  GpuBuffer(Ctx& c, const cu::Driver& driver, size_t size) : size_(size) {
+    int device = c.rank() % driver.deviceCount();
+    // Whole 2 MiB blocks: the page-aligned ranges a dma-buf covers stay
+    // inside the allocation.
+    size_t bytes = (size + 2 * kGuard + kGranule - 1) / kGranule * kGranule;
+    std::string why;
+    mem_ = cu::DeviceBuffer::allocate(driver, device, bytes, &why);
+    if (mem_ == nullptr) skip("cannot allocate %zu B of GPU memory: %s", bytes, why.c_str());
+    check(mem_->fill(kGuardByte, &why), why);
+  }
+
+  char* data() const { return static_cast<char*>(mem_->data()) + kGuard; }
+  size_t size() const { return size_; }
+
+  void fill(uint64_t seed, size_t offset, size_t length) {
+    Buffer staging(length);
+    staging.fill(seed);
+    std::string why;
+    check(mem_->upload(kGuard + offset, staging.data(), length, &why), why);
+  }
+  void clear(unsigned char byte) {
+    std::vector<unsigned char> bytes(size_, byte);
+    std::string why;
+    check(mem_->upload(kGuard, bytes.data(), size_, &why), why);
+  }
+  // The first wrong offset of a `seed` message at `offset`, or kMismatch.
+  size_t verify(uint64_t seed, size_t offset, size_t length) const {
+    Buffer staging(length);
+    std::string why;
+    check(mem_->download(kGuard + offset, staging.data(), length, &why), why);
+    return staging.verify(seed, 0, length);
+  }
+  // True when [offset, offset + length) still holds `byte`.
+  bool untouched(unsigned char byte, size_t offset, size_t length, size_t* where) const {
+    std::vector<unsigned char> bytes(length);
+    std::string why;
+    check(mem_->download(kGuard + offset, bytes.data(), length, &why), why);
+    for (size_t i = 0; i < length; i++) {
+      if (bytes[i] == byte) continue;
+      *where = offset + i;
+      return false;
+    }
+    return true;
+  }
+  // True when nothing wrote into the guard zones; *where relative to data().
+  bool guardsIntact(long* where) const {
+    std::vector<unsigned char> before(kGuard), after(kGuard);
+    std::string why;
+    check(mem_->download(0, before.data(), kGuard, &why), why);
+    check(mem_->download(kGuard + size_, after.data(), kGuard, &why), why);
+    for (size_t i = 0; i < kGuard; i++) {
+      if (before[i] != kGuardByte) {
+        *where = static_cast<long>(i) - static_cast<long>(kGuard);
+        return false;
+      }
+      if (after[i] != kGuardByte) {
+        *where = static_cast<long>(size_ + i);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // A dma-buf fd over the pages holding [data() + offset, + length), as
+  // NCCL exports one; *fdOffset is where that first byte sits in it.
+  int exportPages(const cu::Driver& driver, size_t offset, size_t length, uint64_t* fdOffset) {
+    auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    auto addr = reinterpret_cast<uintptr_t>(data() + offset);
+    uintptr_t begin = addr & ~(page - 1);
+    uintptr_t end = (addr + std::max<size_t>(length, 1) + page - 1) & ~(page - 1);
+    std::string why;
+    int fd = driver.exportDmaBuf(begin, end - begin, &why);
+    check(fd >= 0, why);
+    *fdOffset = addr - begin;
+    return fd;
+  }
+
+ private:
+  // A CUDA failure is the harness's, not the plugin's: reported as such.
+  static void check(bool ok, const std::string& why) {
+    if (!ok) throw std::runtime_error("CUDA: " + why);
+  }
+
+  size_t size_;
+  std::unique_ptr<cu::DeviceBuffer> mem_;
+};
+
+// regMrDmaBuf of [offset, offset + length) of `buf`, with the fd closed
+// right after the call, as NCCL closes it.
+void* regDmaBuf(Ctx& c, const cu::Driver& driver, void* comm, GpuBuffer& buf, size_t offset,
+                size_t length) {
+  uint64_t fdOffset = 0;
+  int fd = buf.exportPages(driver, offset, length, &fdOffset);
+  void* mh = nullptr;
+  try {
+    mh = c.regDmaBuf(comm, buf.data() + offset, length, fdOffset, fd);
+  } catch (...) {
+    close(fd);
+    throw;
+  }
+  close(fd);
+  return mh;
+}
+
+// What the receiver does after a receive into GPU memory completed: NCCL's
+// flush (only when bytes arrived), which must be NULL or complete.
+void flush(Ctx& c, void* recvComm, void* data, int size, void* mh, const std::string& what) {
+  if (size <= 0) return;  // NCCL skips the flush of an empty receive
+  void* request = reinterpret_cast<void*>(0xdead);
+  c.activity("iflush(" + what + ")");
+  CONF_OK(c.net().iflush(recvComm, 1, &data, &size, &mh, &request), 36, "iflush(" + what + ")");
+  CONF_EXPECT(request != reinterpret_cast<void*>(0xdead), 36,
+              "iflush(%s) returned without writing *request", what.c_str());
+  if (request == nullptr) {
+    CONF_EXPECT(!c.props().forceFlush, 11,
+                "forceFlush is 1, yet iflush(%s) returned a NULL request: nothing was flushed",
+                what.c_str());
+    return;
+  }
+  CONF_OK(c.wait(request, nullptr, "test(flush of " + what + ", sizes = NULL)", 36), 36,
+          "test(flush of " + what + ")");
+}
+
+// One message from rank 0 to rank 1; either side's buffer is host memory
+// (nullptr) or the given GPU buffer and handle. The receiver flushes and
+// checks every byte, and that nothing outside the message changed.
+void transfer(Ctx& c, void* comm, GpuBuffer* gpuSend, void* sendMh, GpuBuffer* gpuRecv,
+              void* recvMh, size_t offset, size_t size, uint64_t seed) {
+  std::string what = format("%zu B, %s to %s at offset %zu", size, gpuSend ? "GPU" : "host",
+                            gpuRecv ? "GPU" : "host", offset);
+  if (c.rank() == 0) {
+    Buffer host(gpuSend ? 0 : size);
+    char* data = gpuSend ? gpuSend->data() + offset : host.data();
+    if (gpuSend)
+      gpuSend->fill(seed, offset, size);
+    else
+      host.fill(seed);
+    void* mh = gpuSend ? sendMh : c.reg(comm, host.data(), size);
+    void* r = c.isend(comm, data, size, 0, mh, what);
+    int sent = -1;
+    CONF_OK(c.wait(r, &sent, "isend " + what), 35, "test(isend " + what + ")");
+    if (!gpuSend) c.dereg(comm, mh);
+    return;
+  }
+  Buffer host(gpuRecv ? 0 : size);
+  if (gpuRecv)
+    gpuRecv->clear(0);
+  else
+    host.clear(0);
+  char* data = gpuRecv ? gpuRecv->data() + offset : host.data();
+  void* mh = gpuRecv ? recvMh : c.reg(comm, host.data(), size);
+  size_t capacity = size;
+  int tag = 0;
+  void* r = c.irecv(comm, 1, reinterpret_cast<void**>(&data), &capacity, &tag, &mh, what);
+  int received = -1;
+  CONF_OK(c.wait(r, &received, "irecv " + what), 35, "test(irecv " + what + ")");
+  CONF_EXPECT(received == static_cast<int>(size), 35, "the receive of %s completed with %d B",
+              what.c_str(), received);
+  if (gpuRecv) {
+    flush(c, comm, data, received, mh, what);
+    size_t bad = gpuRecv->verify(seed, offset, size);
+    CONF_EXPECT(bad == Buffer::kMismatch, 36,
+                "after the flush, byte %zu of the %s message in GPU memory is wrong", bad,
+                what.c_str());
+    size_t where = 0;
+    CONF_EXPECT(gpuRecv->untouched(0, 0, offset, &where) &&
+                    gpuRecv->untouched(0, offset + size, gpuRecv->size() - offset - size, &where),
+                32, "the %s receive wrote GPU memory at offset %zu, outside the message",
+                what.c_str(), where);
+    long guard = 0;
+    CONF_EXPECT(gpuRecv->guardsIntact(&guard), 32,
+                "the %s receive wrote GPU memory at offset %ld, outside the buffer", what.c_str(),
+                guard);
+  } else {
+    size_t bad = host.verify(seed, 0, size);
+    CONF_EXPECT(bad == Buffer::kMismatch, 35, "byte %zu of the %s message is wrong", bad,
+                what.c_str());
+    c.dereg(comm, mh);
+  }
+}
+
+size_t largestSize(const Ctx& c) {
+  size_t largest = 0;
+  for (size_t s : c.profile().sizes) largest = std::max(largest, s);
+  return largest;
+}
+
+void registerCuda(Ctx& c) {
+  const cu::Driver& driver = requireGpu(c, NCCL_PTR_CUDA);
+  void* comm = c.link(0, 1, "connection");
+  constexpr size_t kSize = 8 << 20;
+  GpuBuffer buf(c, driver, kSize), other(c, driver, 4096);
+  void* whole = c.regCuda(comm, buf.data(), kSize);
+  void* again = c.regCuda(comm, buf.data(), kSize);  // twice: two handles
+  void* part = c.regCuda(comm, buf.data() + 4097, 65539);
+  void* oneByte = c.regCuda(comm, buf.data() + 1, 1);
+  void* small = c.regCuda(comm, other.data(), 4096);
+  std::vector<void*> many;
+  for (int i = 0; i < 64; i++) {
+    size_t offset = static_cast<size_t>(i) * 3 * 4096 + static_cast<size_t>(i);
+    many.push_back(c.regCuda(comm, buf.data() + offset, 4096 + 17 * static_cast<size_t>(i)));
+  }
+  std::shuffle(many.begin(), many.end(), std::mt19937(25));
+  for (void* mh : many) c.dereg(comm, mh);
+  for (void* mh : {again, oneByte, small, part}) c.dereg(comm, mh);
+  // Still usable after all that: a message into the whole buffer's handle
+  // at an unaligned offset.
+  transfer(c, comm, nullptr, nullptr, c.rank() == 1 ? &buf : nullptr, whole, 4097, 65539, 2501);
+  c.barrier("transfer done");
+  c.dereg(comm, whole);
+}
+
+void registerDmaBuf(Ctx& c) {
+  const cu::Driver& driver = requireGpu(c, NCCL_PTR_DMABUF);
+  void* comm = c.link(0, 1, "connection");
+  constexpr size_t kSize = 4 << 20;
+  GpuBuffer buf(c, driver, kSize);
+  void* whole = regDmaBuf(c, driver, comm, buf, 0, kSize);
+  void* part = regDmaBuf(c, driver, comm, buf, 4097, 65539);
+  std::vector<void*> many;
+  for (int i = 0; i < 16; i++) {
+    many.push_back(regDmaBuf(c, driver, comm, buf, static_cast<size_t>(i) * 65536 + 3, 4096 + 1));
+  }
+  for (void* mh : many) c.dereg(comm, mh);
+  // Every fd is closed by now: the registrations must not depend on them.
+  transfer(c, comm, nullptr, nullptr, c.rank() == 1 ? &buf : nullptr, part, 4097, 65539, 2601);
+  c.barrier("sub-range transfer done");
+  transfer(c, comm, nullptr, nullptr, c.rank() == 1 ? &buf : nullptr, whole, 0, kSize, 2602);
+  c.barrier("whole-buffer transfer done");
+  c.dereg(comm, part);
+  c.dereg(comm, whole);
+}
+
+void hostToGpu(Ctx& c) {
+  const cu::Driver& driver = requireGpu(c, NCCL_PTR_CUDA);
+  void* comm = c.link(0, 1, "connection");
+  size_t largest = largestSize(c);
+  std::unique_ptr<GpuBuffer> buf;
+  void* mh = nullptr;
+  if (c.rank() == 1) {
+    buf = std::make_unique<GpuBuffer>(c, driver, largest + 4097);
+    mh = c.regCuda(comm, buf->data(), buf->size());
+  }
+  uint64_t seed = 3600;
+  for (size_t size : c.profile().sizes) {
+    transfer(c, comm, nullptr, nullptr, buf.get(), mh, 0, size, seed++);
+    transfer(c, comm, nullptr, nullptr, buf.get(), mh, 4097, size, seed++);
+  }
+  c.barrier("every size received");
+  if (mh != nullptr) c.dereg(comm, mh);
+}
+
+void gpuToHost(Ctx& c) {
+  const cu::Driver& driver = requireGpu(c, NCCL_PTR_CUDA);
+  void* comm = c.link(0, 1, "connection");
+  size_t largest = largestSize(c);
+  std::unique_ptr<GpuBuffer> buf;
+  void* mh = nullptr;
+  if (c.rank() == 0) {
+    buf = std::make_unique<GpuBuffer>(c, driver, largest + 4097);
+    mh = c.regCuda(comm, buf->data(), buf->size());
+  }
+  uint64_t seed = 3500;
+  for (size_t size : c.profile().sizes) {
+    transfer(c, comm, buf.get(), mh, nullptr, nullptr, 0, size, seed++);
+    transfer(c, comm, buf.get(), mh, nullptr, nullptr, 4097, size, seed++);
+  }
+  c.barrier("every size sent");
+  if (mh != nullptr) c.dereg(comm, mh);
+}
+
+void gpuToGpuDmaBuf(Ctx& c) {
+  const cu::Driver& driver = requireGpu(c, NCCL_PTR_DMABUF);
+  void* comm = c.link(0, 1, "connection");
+  size_t size = std::max<size_t>(largestSize(c), 1);
+  GpuBuffer buf(c, driver, size);
+  void* mh = regDmaBuf(c, driver, comm, buf, 0, size);
+  for (int i = 0; i < c.profile().iterations; i++) {
+    transfer(c, comm, c.rank() == 0 ? &buf : nullptr, mh, c.rank() == 1 ? &buf : nullptr, mh, 0,
+             size, 2650 + static_cast<uint64_t>(i));
+  }
+  c.barrier("every iteration received");
+  c.dereg(comm, mh);
+}
+
+void consumedAfterGpuUse(Ctx& c) {
+  const cu::Driver& driver = requireGpu(c, NCCL_PTR_CUDA);
+  if (!c.net().provides(ncclnet::host::Optional::IrecvConsumed))
+    skip("irecvConsumed is NULL (optional)");
+  void* comm = c.link(0, 1, "connection");
+  constexpr size_t kSize = 65536;
+  // More than a comm's 32 requests: a request irecvConsumed fails to
+  // release (or releases twice) shows.
+  constexpr int kCount = 2 * NCCL_NET_MAX_REQUESTS + 3;
+  if (c.rank() == 0) {
+    for (int i = 0; i < kCount; i++) c.transfer(comm, 0, 1, kSize, 3700 + i);
+    return;
+  }
+  GpuBuffer buf(c, driver, kSize);
+  void* mh = c.regCuda(comm, buf.data(), kSize);
+  for (int i = 0; i < kCount; i++) {
+    std::string what = format("GPU receive #%d", i);
+    buf.clear(0);
+    void* data = buf.data();
+    size_t capacity = kSize;
+    int tag = 0;
+    void* r = c.irecv(comm, 1, &data, &capacity, &tag, &mh, what);
+    int size = -1;
+    CONF_OK(c.wait(r, &size, what), 35, "test(" + what + ")");
+    flush(c, comm, data, size, mh, what);
+    // The consumer (here the host, through a copy) has the data ...
+    CONF_EXPECT(buf.verify(3700 + i, 0, kSize) == Buffer::kMismatch, 36,
+                "%s holds wrong bytes after the flush", what.c_str());
+    // ... so NCCL hands the request back.
+    c.activity("irecvConsumed(" + what + ")");
+    CONF_OK(c.net().irecvConsumed(comm, 1, r), 37, "irecvConsumed(" + what + ")");
+  }
+  c.dereg(comm, mh);
+}
+
+}  // namespace
+
+void addGpuMemoryScenarios(std::vector<Scenario>& out) {
+  out.push_back({"GpuMemory", "RegisterCudaMemory", 25, 2, 6, registerCuda,
+                 "regMr(NCCL_PTR_CUDA) of cuMemAlloc'd memory: whole, twice, sub-ranges, 1 B, "
+                 "64 handles; then data through the whole buffer's handle"});
+  out.push_back({"GpuMemory", "RegisterDmaBuf", 26, 2, 6, registerDmaBuf,
+                 "regMrDmaBuf with cuMemGetHandleForAddressRange fds (closed at once): whole, "
+                 "sub-ranges at unaligned offsets; data through them"});
+  out.push_back({"GpuMemory", "HostToGpuVerifiedAfterFlush", 36, 2, 6, hostToGpu,
+                 "each size of data.sizes into GPU memory (aligned and at offset 4097), iflush, "
+                 "every byte copied back and checked"});
+  out.push_back({"GpuMemory", "GpuToHost", 35, 2, 6, gpuToHost,
+                 "each size of data.sizes from GPU memory into host memory, every byte checked"});
+  out.push_back({"GpuMemory", "GpuToGpuThroughDmaBuf", 26, 2, 6, gpuToGpuDmaBuf,
+                 "the largest size between GPU buffers registered through DMA-BUF, flushed, "
+                 "checked"});
+  out.push_back({"GpuMemory", "IrecvConsumedAfterGpuUse", 37, 2, 7, consumedAfterGpuUse,
+                 "GPU receives flushed, consumed, then irecvConsumed (when provided)"});
+}
+
+}  // namespace conformance
