@@ -1,21 +1,53 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The whole GPU run: every bundled plugin inside real NCCL on 2 GPUs, next to
-# NCCL's internal Socket transport. Writes logs and a summary to $OUT.
+# The whole GPU run, on a machine with 2 GPUs, from a tree staged by
+# scripts/gpu/stage.sh. Writes logs, summary.txt and report.json to $OUT.
 #
-#   scripts/gpu/run_all.sh STAGE_OR_BUILD_DIR
+#   scripts/gpu/run_all.sh STAGE_DIR
 #
-# Each plugin run uses NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 so that all
-# traffic crosses the plugin, checks every result (nccl-driver), and proves
-# from the NCCL log that the plugin was loaded and used.
+# PARTS picks what runs (default "tests transport nccl socket"):
+#   tests      the GPU unit tests (CUDA driver loader, softverbs and sdk-ib on
+#              GPU memory, the reference transport's CUDA device peer), with
+#              NCCLNET_REQUIRE_GPU=1 so that nothing skips for want of a GPU
+#   transport  ncclnet-conformance's GPU catalogue for every plugin: the
+#              Transport scenarios with --device cuda (host bounce for all,
+#              GPU memory where the plugin advertises NCCL_PTR_CUDA) and the
+#              GpuMemory scenarios; counts of CUDA and DMA-BUF registrations
+#   nccl       sdk-ofi and sdk-ib inside real NCCL (sdk-ib also with
+#              GPUDirect through softverbs' DMA-BUF), every result checked
+#   socket     sdk-socket inside NCCL next to NCCL's Socket (default and
+#              tuned); OURS adds sdk-socket variants (nccl_socket_compare.sh)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-build=$(realpath "${1:-build}")
+root=$(cd "$here/../.." && pwd)
+stage=$(realpath "${1:-$root/.gpu-stage}")
+PARTS=${PARTS:-"tests transport nccl socket"}
 OUT=${OUT:-$(mktemp -d /tmp/ncclnet-gpu.XXXXXX)}
 mkdir -p "$OUT"
 export OUT
 summary=$OUT/summary.txt
-: >"$summary"
+: >>"$summary"
+status=0
+note() { echo "$*" | tee -a "$summary"; }
+want() { [[ " $PARTS " == *" $1 "* ]]; }
+
+# ctest files and test binaries name the trees by the absolute paths they
+# were built at: make those paths lead here.
+built_at=$(cat "$stage/.built-at" 2>/dev/null || true)
+source_at=$(cat "$stage/.source-at" 2>/dev/null || true)
+if [ -n "$source_at" ] && [ ! -e "$source_at" ]; then
+  mkdir -p "$(dirname "$source_at")" && ln -s "$root" "$source_at"
+fi
+if [ -n "$built_at" ] && [ ! -e "$built_at" ]; then
+  mkdir -p "$(dirname "$built_at")" && ln -s "$stage" "$built_at"
+fi
+# Tests that run `cmake -P` name the cmake they were configured with.
+if [ ! -e /usr/bin/cmake ] && command -v cmake >/dev/null && [ -w /usr/bin ]; then
+  ln -s "$(command -v cmake)" /usr/bin/cmake
+fi
+build=$stage
+export LD_LIBRARY_PATH="$stage/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+softverbs=$build/plugins/ib/softverbs/libsoftverbs.so
 
 {
   echo "== machine"
@@ -24,60 +56,135 @@ summary=$OUT/summary.txt
   ldconfig -p | grep -E "libnccl.so|libfabric.so|libibverbs.so" | head -5
 } 2>&1 | tee -a "$summary"
 
-status=0
-for so in "$build"/plugins/*/libnccl-net-sdk-*.so; do
-  "$build/tools/ncclnet-info/ncclnet-info" --plugin "$so" --nccl 2.28 >"$OUT/info-$(basename "$so" .so).txt" 2>&1
-  echo "ncclnet-info $(basename "$so"): exit $?" | tee -a "$summary"
-done
-echo "== sdk-socket vs NCCL Socket" | tee -a "$summary"
-if timeout 420 "$here/nccl_socket_compare.sh" "$build" >"$OUT/socket_compare.txt" 2>&1; then
-  echo "socket compare: ok" | tee -a "$summary"
-else
-  echo "socket compare: FAILED" | tee -a "$summary"
-  status=1
+if want tests; then
+  note "== GPU unit tests"
+  if [ -n "$built_at" ] && [ -e "$built_at/CTestTestfile.cmake" ]; then
+    if NCCLNET_REQUIRE_GPU=1 timeout 500 ctest --test-dir "$built_at" --output-on-failure -E on_cpu_stand_in \
+        -R 'CudaDriver|CudaDevice|cuda_driver_on|GpuTest|GpuProbe|GpuRule|IbDevices|softverbs_gpu|sdk_ib_gpu|conformance_sdk_ib_softverbs_gpu_memory|Cuda[A-Za-z]*\.|DmaBuf' \
+        >"$OUT/gpu_ctest.log" 2>&1; then
+      note "gpu ctest: ok ($(grep -Eo '[0-9]+ tests passed[^)]*' "$OUT/gpu_ctest.log" | tail -1))"
+    else
+      note "gpu ctest: FAILED"
+      grep -E "tests passed|Failed|\*\*\*" "$OUT/gpu_ctest.log" | tail -15 >>"$summary"
+      status=1
+    fi
+  else
+    note "gpu ctest: the stage has no ctest files ($built_at)"
+    status=1
+  fi
 fi
-tail -40 "$OUT/socket_compare.txt" >>"$summary"
+
+if want transport; then
+  note "== GPU conformance catalogue (--device cuda)"
+  conformance=$build/conformance/ncclnet-conformance
+  certify() {  # NAME PLUGIN PROFILE [VAR=VALUE ...]
+    local name=$1 plugin=$2 profile=$3
+    shift 3
+    if [ ! -e "$plugin" ]; then
+      note "$name: plugin not built, skipped"
+      return
+    fi
+    local json=$OUT/conformance-$name.json
+    if timeout 500 env "$@" "$conformance" --plugin "$plugin" --profile "$root/conformance/profiles/$profile" \
+        --abi v11 --device cuda --gtest_filter='*/Transport.*:*/GpuMemory.*' --json "$json" \
+        >"$OUT/conformance-$name.log" 2>&1; then
+      note "$name: $(tail -1 "$OUT/conformance-$name.log")"
+    else
+      note "$name: FAILED: $(tail -1 "$OUT/conformance-$name.log")"
+      grep -E "^(FAIL|     )" "$OUT/conformance-$name.log" | head -10 >>"$summary"
+      status=1
+    fi
+    python3 - "$json" <<'PY' >>"$summary" 2>&1 || true
+import json, sys
+r = json.load(open(sys.argv[1]))
+for s in r["scenarios"]:
+    if s["verdict"] != "pass":
+        print("   %-7s %-40s %s" % (s["verdict"], s["scenario"], s.get("reason", "")[:140]))
+print("   counters:", r["summary"].get("counters", {}))
+PY
+  }
+  certify sdk-socket "$build/plugins/socket/libnccl-net-sdk-socket.so" sdk-socket.yaml \
+    NCCL_SOCKET_IFNAME=lo
+  certify sdk-ofi "$build/plugins/ofi/libnccl-net-sdk-ofi.so" sdk-ofi.yaml
+  certify sdk-ib "$build/plugins/ib/libnccl-net-sdk-ib.so" sdk-ib-softverbs.yaml \
+    NCCL_IBVERBS_LIB="$softverbs"
+  note "== reference transport CUDA tests"
+  if OUT=$OUT/cuda_transport "$here/cuda_transport.sh" "$build" >"$OUT/cuda_transport.txt" 2>&1; then
+    note "cuda transport: ok"
+  else
+    note "cuda transport: FAILED"
+    tail -20 "$OUT/cuda_transport.txt" >>"$summary"
+    status=1
+  fi
+fi
 
 # One plugin in NCCL: run nccl-driver and prove the plugin carried the traffic.
-plugin_run() {  # NAME PLUGIN_SO NCCL_NET_NAME [VAR=VALUE ...]
-  local name=$1 so=$2 net=$3
-  shift 3
+plugin_run() {  # NAME PLUGIN_SO NCCL_NET_NAME PROOF_REGEX [VAR=VALUE ...]
+  local name=$1 so=$2 net=$3 proof=$4
+  shift 4
   if [ ! -e "$so" ]; then
-    echo "$name: not built, skipped" | tee -a "$summary"
+    note "$name: not built, skipped"
     return
   fi
-  echo "== $name in NCCL" | tee -a "$summary"
-  local log=$OUT/$name.log
+  note "== $name in NCCL"
+  local log=$OUT/nccl-$name.log
   if timeout 300 env NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_DEBUG=INFO \
       NCCL_DEBUG_SUBSYS=INIT,NET,ENV NCCL_NET_PLUGIN_REF_COUNT=1 \
       NCCL_NET_PLUGIN="$so" NCCL_NET="$net" "$@" \
       "$build/tools/nccl-driver/nccl-driver" --max-bytes "${MAX_BYTES:-64M}" --iters 5 >"$log" 2>&1 &&
       grep -q '^SUMMARY ok' "$log"; then
-    echo "$name: results correct" | tee -a "$summary"
+    note "$name: results correct"
   else
-    echo "$name: FAILED (see $name.log)" | tee -a "$summary"
+    note "$name: FAILED (see nccl-$name.log)"
     tail -15 "$log" >>"$summary"
     status=1
   fi
-  grep -m1 -E "Using network $net" "$log" >>"$summary" || { echo "$name: NCCL did not use $net" >>"$summary"; status=1; }
-  grep -m2 -E "via NET/$net" "$log" >>"$summary" || true
+  grep -m1 -E "Using network $net" "$log" >>"$summary" || { note "$name: NCCL did not use $net"; status=1; }
+  if ! grep -m2 -E "$proof" "$log" >>"$summary"; then
+    note "$name: no channel line matches '$proof'"
+    status=1
+  fi
   awk '$1=="RESULT" && ($2=="allreduce" || $2=="sendrecv") {print}' "$log" | tail -6 >>"$summary"
 }
 
-plugin_run sdk-ofi "$build/plugins/ofi/libnccl-net-sdk-ofi.so" sdk-ofi \
-  FI_PROVIDER="tcp;ofi_rxm" FI_TCP_IFACE=lo NCCLNET_OFI_DOMAINS=lo
-softverbs=$(ls "$build"/plugins/ib/softverbs/libsoftverbs.so* 2>/dev/null | head -1)
-plugin_run sdk-ib "$build/plugins/ib/libnccl-net-sdk-ib.so" sdk-ib \
-  NCCL_IBVERBS_LIB="$softverbs"
-
-echo "== CUDA device peer (reference transport)" | tee -a "$summary"
-if "$here/cuda_transport.sh" "$build" >"$OUT/cuda_transport.txt" 2>&1; then
-  echo "cuda transport: ok" | tee -a "$summary"
-else
-  echo "cuda transport: FAILED" | tee -a "$summary"
-  status=1
+if want nccl; then
+  plugin_run sdk-ofi "$build/plugins/ofi/libnccl-net-sdk-ofi.so" sdk-ofi "via NET/sdk-ofi" \
+    FI_PROVIDER="tcp;ofi_rxm" FI_TCP_IFACE=lo NCCLNET_OFI_DOMAINS=lo
+  plugin_run sdk-ib "$build/plugins/ib/libnccl-net-sdk-ib.so" sdk-ib "via NET/sdk-ib" \
+    NCCL_IBVERBS_LIB="$softverbs" NCCL_NET_GDR_LEVEL=LOC
+  # GPUDirect: softverbs has no PCI path, so NCCL is told the NIC is close
+  # enough (SYS); receives land in GPU memory through DMA-BUF registrations.
+  plugin_run sdk-ib-gdr "$build/plugins/ib/libnccl-net-sdk-ib.so" sdk-ib "via NET/sdk-ib/[0-9]+/GDRDMA" \
+    NCCL_IBVERBS_LIB="$softverbs" NCCL_NET_GDR_LEVEL=SYS NCCL_NET_GDR_READ=1
 fi
-cat "$OUT/cuda_transport.txt" >>"$summary"
 
-echo "== done, status $status" | tee -a "$summary"
+if want socket; then
+  note "== sdk-socket vs NCCL Socket"
+  if timeout 560 "$here/nccl_socket_compare.sh" "$build" >"$OUT/socket_compare.txt" 2>&1; then
+    note "socket compare: ok"
+  else
+    note "socket compare: FAILED"
+    status=1
+  fi
+  tail -40 "$OUT/socket_compare.txt" >>"$summary"
+fi
+
+# The machine-readable report: every conformance run and the summary lines.
+python3 - "$OUT" <<'PY' || true
+import glob, json, os, sys
+out = sys.argv[1]
+report = {"conformance": {}, "summary": open(os.path.join(out, "summary.txt")).read().splitlines()}
+for path in sorted(glob.glob(os.path.join(out, "conformance-*.json"))):
+    r = json.load(open(path))
+    name = os.path.basename(path)[len("conformance-"):-len(".json")]
+    report["conformance"][name] = {
+        "result": r["result"],
+        "counts": {v: sum(1 for s in r["scenarios"] if s["verdict"] == v)
+                   for v in ("pass", "fail", "notrun")},
+        "counters": r["summary"].get("counters", {}),
+        "notrun": {s["scenario"]: s.get("reason", "") for s in r["scenarios"] if s["verdict"] == "notrun"},
+    }
+json.dump(report, open(os.path.join(out, "report.json"), "w"), indent=1)
+PY
+note "== done, status $status"
 exit $status

@@ -12,7 +12,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(realpath "${1:-$root/build}")
-stage=${2:-$root/.gpu-stage}
+stage=$(realpath -m "${2:-$root/.gpu-stage}")
 cmake --build "$build"
 rm -rf "$stage"
 mkdir -p "$stage"
@@ -20,7 +20,7 @@ mkdir -p "$stage"
 echo "$build" >"$stage/.built-at"
 echo "$root" >"$stage/.source-at"
 cd "$build"
-find . \( -name CMakeFiles -o -name out_of_tree_work -o -name Testing \) -prune -o \
+find . \( -name CMakeFiles -o -name out_of_tree_work -o -name Testing -o -name .gpu-stage \) -prune -o \
   -type f ! -name '*.o' ! -name '*.a' ! -name '*.ninja' ! -name '.ninja_*' ! -name '*.log' -print |
   while read -r f; do
     mkdir -p "$stage/$(dirname "$f")"
@@ -30,4 +30,11 @@ find . \( -name CMakeFiles -o -name out_of_tree_work -o -name Testing \) -prune 
       cp -p "$f" "$stage/$f"
     fi
   done
+# Run-time libraries the GPU machine's distribution ships in another
+# version (yaml-cpp 0.7 here, 0.8 on Ubuntu 24.04): run_all.sh puts lib/ on
+# LD_LIBRARY_PATH.
+mkdir -p "$stage/lib"
+for lib in $(ldd "$build/conformance/ncclnet-conformance" 2>/dev/null | awk '/yaml-cpp/ {print $3}'); do
+  cp -L "$lib" "$stage/lib/"
+done
 du -sh "$stage"
