@@ -57,17 +57,6 @@ bool fromHex(const std::string& hex, std::vector<rt::NetHandle>* handles) {
   return true;
 }
 
-// Buffers small enough that every round crosses many steps and wraps the
-// step ring several times: NCCL's protocols, shrunk.
-rt::TransportConfig smallBuffers() {
-  rt::TransportConfig config;
-  config.buffSizes[rt::index(rt::Protocol::LL)] = 8 * 4096;
-  config.buffSizes[rt::index(rt::Protocol::LL128)] = 8 * 128 * 64;
-  config.buffSizes[rt::index(rt::Protocol::Simple)] = 8 * 65536;
-  config.p2pChunkSize = 16384;
-  return config;
-}
-
 // Where the step buffers live: host memory (pinned with --device cuda), or
 // device memory (GPU-direct, useGdr).
 enum class Buffers { Host, Gpu };
@@ -161,7 +150,7 @@ void ringSimpleOn(Ctx& c, Buffers buffers) {
   w.phases = {rt::RoundOptions{.protocol = rt::Protocol::Simple},
               rt::RoundOptions{.protocol = rt::Protocol::Simple, .sliceSteps = 2, .chunkSteps = 4}};
   w.maxBytes = 300000;
-  runWorkload(c, w, smallBuffers(), 35, buffers);
+  runWorkload(c, w, rt::TransportConfig::shrunk(), 35, buffers);
 }
 
 void ringLLOn(Ctx& c, Buffers buffers) {
@@ -169,7 +158,7 @@ void ringLLOn(Ctx& c, Buffers buffers) {
   w.links = rt::twoRankRing(4, false, buffers == Buffers::Gpu);
   w.phases = {rt::RoundOptions{.protocol = rt::Protocol::LL}};
   w.maxBytes = 100000;
-  runWorkload(c, w, smallBuffers(), 35, buffers);
+  runWorkload(c, w, rt::TransportConfig::shrunk(), 35, buffers);
 }
 
 void ringLL128On(Ctx& c, Buffers buffers) {
@@ -177,7 +166,7 @@ void ringLL128On(Ctx& c, Buffers buffers) {
   w.links = rt::twoRankRing(4, false, buffers == Buffers::Gpu);
   w.phases = {rt::RoundOptions{.protocol = rt::Protocol::LL128}};
   w.maxBytes = 300000;
-  runWorkload(c, w, smallBuffers(), 35, buffers);
+  runWorkload(c, w, rt::TransportConfig::shrunk(), 35, buffers);
 }
 
 void ringSimple(Ctx& c) {
@@ -215,7 +204,7 @@ void p2pSharedOn(Ctx& c, Buffers buffers) {
   w.links = rt::twoRankRing(4, true, buffers == Buffers::Gpu);
   w.phases = {rt::RoundOptions{}};
   w.rounds = 12;
-  runWorkload(c, w, smallBuffers(), 35, buffers);
+  runWorkload(c, w, rt::TransportConfig::shrunk(), 35, buffers);
 }
 void p2pShared(Ctx& c) {
   p2pSharedOn(c, Buffers::Host);
@@ -225,7 +214,7 @@ void p2pSharedGpu(Ctx& c) {
 }
 
 void p2pDedicated(Ctx& c) {
-  rt::TransportConfig config = smallBuffers();
+  rt::TransportConfig config = rt::TransportConfig::shrunk();
   config.sharedBuffers = 0;
   rt::Workload w;
   w.links = rt::twoRankRing(2, true);
@@ -234,7 +223,7 @@ void p2pDedicated(Ctx& c) {
 }
 
 void groupedSharedCommsOn(Ctx& c, Buffers buffers) {
-  rt::TransportConfig config = smallBuffers();
+  rt::TransportConfig config = rt::TransportConfig::shrunk();
   config.allocP2pNetLLBuffers = true;
   rt::Workload w;
   w.links = rt::fanInLinks(4, 2, buffers == Buffers::Gpu);
@@ -251,7 +240,7 @@ void groupedSharedCommsGpu(Ctx& c) {
 }
 
 void registeredBuffers(Ctx& c) {
-  rt::TransportConfig config = smallBuffers();
+  rt::TransportConfig config = rt::TransportConfig::shrunk();
   config.maxNetSize = 100000;  // several network messages per user buffer
   rt::Workload w;
   w.links = rt::twoRankRing(2, true);
@@ -272,7 +261,7 @@ void longRandomRun(Ctx& c) {
   w.rounds = 6;
   w.maxBytes = 1 << 20;
   w.seed = 7;
-  runWorkload(c, w, smallBuffers(), 35);
+  runWorkload(c, w, rt::TransportConfig::shrunk(), 35);
 }
 
 }  // namespace

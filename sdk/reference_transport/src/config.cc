@@ -86,4 +86,13 @@ ncclResult_t TransportConfig::validate(const Logger& logger) const {
   return ncclSuccess;
 }
 
+TransportConfig TransportConfig::shrunk() {
+  TransportConfig c;
+  c.buffSizes[index(Protocol::LL)] = 8 * 4096;
+  c.buffSizes[index(Protocol::LL128)] = 8 * 128 * 64;
+  c.buffSizes[index(Protocol::Simple)] = 8 * 65536;
+  c.p2pChunkSize = 16384;
+  return c;
+}
+
 }  // namespace ncclnet::transport

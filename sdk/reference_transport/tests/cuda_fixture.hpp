@@ -43,15 +43,4 @@ class OnGpu {
     if (!whyNoGpu.empty()) GTEST_SKIP() << "no GPU: " << whyNoGpu; \
   } while (0)
 
-// Buffers small enough that rounds wrap the step ring many times.
-inline TransportConfig smallGpuBuffers() {
-  TransportConfig c;
-  c.buffSizes[index(Protocol::LL)] = 8 * 4096;
-  c.buffSizes[index(Protocol::LL128)] = 8 * 128 * 64;
-  c.buffSizes[index(Protocol::Simple)] = 8 * 65536;
-  c.p2pChunkSize = 16384;
-  c.p2pnChannels = 4;
-  return c;
-}
-
 }  // namespace ncclnet::transport::testing

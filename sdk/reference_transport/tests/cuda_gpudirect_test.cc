@@ -42,7 +42,7 @@ void expectDeviceRegistrations(Scenario& s, int ranks) {
 TEST_P(CudaGpuDirect, RingOnFourChannels) {
   Scenario s(OnGpu::ranks());
   std::string why;
-  ASSERT_EQ(s.start(loopnetPath("cuda"), 2, smallGpuBuffers(), &why), ncclSuccess) << why;
+  ASSERT_EQ(s.start(loopnetPath("cuda"), 2, TransportConfig::shrunk(), &why), ncclSuccess) << why;
   ASSERT_EQ(s.ring(4, /*p2p=*/false, /*useGdr=*/true, &why), ncclSuccess) << why;
   const ConnectMap& send = s.links()[0]->send->map();
   const ConnectMap& recv = s.links()[0]->recv->map();
@@ -70,7 +70,7 @@ class CudaGpuDirectShapes : public ::testing::Test {
 TEST_F(CudaGpuDirectShapes, SliceStepsTwoChunkStepsFour) {
   Scenario s(OnGpu::ranks());
   std::string why;
-  ASSERT_EQ(s.start(loopnetPath("cuda"), 2, smallGpuBuffers(), &why), ncclSuccess) << why;
+  ASSERT_EQ(s.start(loopnetPath("cuda"), 2, TransportConfig::shrunk(), &why), ncclSuccess) << why;
   ASSERT_EQ(s.ring(2, false, true, &why), ncclSuccess) << why;
   RoundOptions o{.protocol = Protocol::Simple, .sliceSteps = 2, .chunkSteps = 4};
   ASSERT_EQ(s.randomRounds(8, 500000, o, 32, &why), ncclSuccess) << why;
@@ -79,7 +79,7 @@ TEST_F(CudaGpuDirectShapes, SliceStepsTwoChunkStepsFour) {
 TEST_F(CudaGpuDirectShapes, P2pSharedPoolInGpuMemory) {
   Scenario s(OnGpu::ranks());
   std::string why;
-  ASSERT_EQ(s.start(loopnetPath("cuda"), 2, smallGpuBuffers(), &why), ncclSuccess) << why;
+  ASSERT_EQ(s.start(loopnetPath("cuda"), 2, TransportConfig::shrunk(), &why), ncclSuccess) << why;
   ASSERT_EQ(s.ring(4, /*p2p=*/true, /*useGdr=*/true, &why), ncclSuccess) << why;
   EXPECT_EQ(s.links()[0]->send->map().buffs[index(Protocol::Simple)].bank, Bank::SharedDevice);
   ASSERT_NO_FATAL_FAILURE(expectDeviceRegistrations(s, 2));

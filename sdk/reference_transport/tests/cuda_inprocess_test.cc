@@ -17,7 +17,7 @@ class CudaRing : public ::testing::TestWithParam<Protocol> {
 TEST_P(CudaRing, RandomSizesOnFourChannels) {
   Scenario s(OnGpu::ranks());
   std::string why;
-  ASSERT_EQ(s.start(testnetPath(), 2, smallGpuBuffers(), &why), ncclSuccess) << why;
+  ASSERT_EQ(s.start(testnetPath(), 2, TransportConfig::shrunk(), &why), ncclSuccess) << why;
   ASSERT_EQ(s.ring(4, /*p2p=*/false, /*useGdr=*/false, &why), ncclSuccess) << why;
   RoundOptions o{.protocol = GetParam()};
   size_t maxBytes = GetParam() == Protocol::Simple ? 600000 : 60000;
@@ -36,7 +36,7 @@ class CudaScenario : public ::testing::Test {
 TEST_F(CudaScenario, RingSliceStepsTwoChunkStepsFour) {
   Scenario s(OnGpu::ranks());
   std::string why;
-  ASSERT_EQ(s.start(testnetPath(), 2, smallGpuBuffers(), &why), ncclSuccess) << why;
+  ASSERT_EQ(s.start(testnetPath(), 2, TransportConfig::shrunk(), &why), ncclSuccess) << why;
   ASSERT_EQ(s.ring(3, false, false, &why), ncclSuccess) << why;
   RoundOptions o{.protocol = Protocol::Simple, .sliceSteps = 2, .chunkSteps = 4};
   ASSERT_EQ(s.randomRounds(10, 500000, o, 2, &why), ncclSuccess) << why;
@@ -57,7 +57,7 @@ TEST_F(CudaScenario, RingNcclDefaultBufferSizes) {
 TEST_F(CudaScenario, RingThreeRanksMixedProtocols) {
   Scenario s(OnGpu::ranks());
   std::string why;
-  ASSERT_EQ(s.start(testnetPath(), 3, smallGpuBuffers(), &why), ncclSuccess) << why;
+  ASSERT_EQ(s.start(testnetPath(), 3, TransportConfig::shrunk(), &why), ncclSuccess) << why;
   ASSERT_EQ(s.ring(2, false, false, &why), ncclSuccess) << why;
   for (int i = 0; i < 6; i++) {
     Protocol p = static_cast<Protocol>(i % 3);
@@ -69,14 +69,14 @@ TEST_F(CudaScenario, RingThreeRanksMixedProtocols) {
 TEST_F(CudaScenario, P2pSharedBuffersOnFourChannels) {
   Scenario s(OnGpu::ranks());
   std::string why;
-  ASSERT_EQ(s.start(testnetPath(), 2, smallGpuBuffers(), &why), ncclSuccess) << why;
+  ASSERT_EQ(s.start(testnetPath(), 2, TransportConfig::shrunk(), &why), ncclSuccess) << why;
   ASSERT_EQ(s.ring(4, /*p2p=*/true, false, &why), ncclSuccess) << why;
   for (auto& l : s.links()) ASSERT_TRUE(l->send->shared());
   ASSERT_EQ(s.randomRounds(15, 300000, RoundOptions{}, 4, &why), ncclSuccess) << why;
 }
 
 TEST_F(CudaScenario, P2pDedicatedWhenSharedBuffersOff) {
-  TransportConfig c = smallGpuBuffers();
+  TransportConfig c = TransportConfig::shrunk();
   c.sharedBuffers = 0;
   Scenario s(OnGpu::ranks());
   std::string why;
@@ -91,7 +91,7 @@ TEST_F(CudaScenario, P2pDedicatedWhenSharedBuffersOff) {
 TEST_F(CudaScenario, GroupedReceivesFourSendersThroughSharedComms) {
   Scenario s(OnGpu::ranks());
   std::string why;
-  ASSERT_EQ(s.start(loopnetPath(""), 2, smallGpuBuffers(), &why), ncclSuccess) << why;
+  ASSERT_EQ(s.start(loopnetPath(""), 2, TransportConfig::shrunk(), &why), ncclSuccess) << why;
   ASSERT_EQ(s.fanIn(4, 2, &why), ncclSuccess) << why;
   ASSERT_EQ(s.randomRounds(12, 100000, RoundOptions{}, 6, &why), ncclSuccess) << why;
   EXPECT_EQ(s.net().maxIrecvN.load(), 4);
@@ -99,7 +99,7 @@ TEST_F(CudaScenario, GroupedReceivesFourSendersThroughSharedComms) {
 }
 
 TEST_F(CudaScenario, GroupedReceivesLLWithP2pLLBuffers) {
-  TransportConfig c = smallGpuBuffers();
+  TransportConfig c = TransportConfig::shrunk();
   c.allocP2pNetLLBuffers = true;
   Scenario s(OnGpu::ranks());
   std::string why;
@@ -114,7 +114,7 @@ TEST_F(CudaScenario, GroupedReceivesLLWithP2pLLBuffers) {
 // check the payload in the user buffers, the network moves it in maxNetSize
 // steps, alongside ordinary rounds on the same connections.
 TEST_F(CudaScenario, RegisteredUserBuffersInMaxNetSizeSteps) {
-  TransportConfig c = smallGpuBuffers();
+  TransportConfig c = TransportConfig::shrunk();
   c.maxNetSize = 100000;
   Scenario s(OnGpu::ranks());
   std::string why;
@@ -130,7 +130,7 @@ TEST_F(CudaScenario, RegisteredUserBuffersInMaxNetSizeSteps) {
 TEST_F(CudaScenario, SizesOnlyModeMovesFlagsAndSizes) {
   Scenario s(OnGpu::ranks());
   std::string why;
-  ASSERT_EQ(s.start(testnetPath(), 2, smallGpuBuffers(), &why), ncclSuccess) << why;
+  ASSERT_EQ(s.start(testnetPath(), 2, TransportConfig::shrunk(), &why), ncclSuccess) << why;
   ASSERT_EQ(s.ring(2, false, false, &why), ncclSuccess) << why;
   for (Protocol p : {Protocol::Simple, Protocol::LL, Protocol::LL128}) {
     RoundOptions o{.protocol = p, .mode = DataMode::None};

@@ -21,7 +21,7 @@ class CudaPeerFailures : public ::testing::Test {
   // Two GPU ranks, one SIMPLE ring channel on testnet.
   void startRing(Scenario& s) {
     std::string why;
-    ASSERT_EQ(s.start(testnetPath(), 2, smallGpuBuffers(), &why), ncclSuccess) << why;
+    ASSERT_EQ(s.start(testnetPath(), 2, TransportConfig::shrunk(), &why), ncclSuccess) << why;
     ASSERT_EQ(s.ring(1, false, false, &why), ncclSuccess) << why;
   }
 
@@ -43,7 +43,7 @@ class CudaPeerFailures : public ::testing::Test {
 TEST_F(CudaPeerFailures, EarlyCompletionIsCaughtWithTheWrongByte) {
   Scenario s(OnGpu::ranks());
   std::string why;
-  TransportConfig c = smallGpuBuffers();
+  TransportConfig c = TransportConfig::shrunk();
   ASSERT_EQ(s.start(loopnetPath("early-completion"), 2, c, &why), ncclSuccess) << why;
   ASSERT_EQ(s.ring(2, false, false, &why), ncclSuccess) << why;
   EXPECT_NE(s.randomRounds(10, 400000, RoundOptions{}, 21, &why), ncclSuccess);
@@ -55,7 +55,8 @@ TEST_F(CudaPeerFailures, EarlyCompletionIsCaughtWithTheWrongByte) {
 TEST_F(CudaPeerFailures, ReorderedSendsAreCaught) {
   Scenario s(OnGpu::ranks());
   std::string why;
-  ASSERT_EQ(s.start(loopnetPath("reorder-sends"), 2, smallGpuBuffers(), &why), ncclSuccess) << why;
+  ASSERT_EQ(s.start(loopnetPath("reorder-sends"), 2, TransportConfig::shrunk(), &why), ncclSuccess)
+      << why;
   ASSERT_EQ(s.ring(2, false, false, &why), ncclSuccess) << why;
   EXPECT_NE(s.randomRounds(10, 400000, RoundOptions{}, 21, &why), ncclSuccess);
   EXPECT_NE(why.find("device:"), std::string::npos) << why;
@@ -128,7 +129,7 @@ TEST_F(CudaPeerFailures, HostMemoryThatTheGpuCannotReachIsRefused) {
   if (pageable) GTEST_SKIP() << "this GPU reaches pageable host memory (HMM/ATS)";
   Scenario s;  // host memory, host peers
   std::string why;
-  ASSERT_EQ(s.start(testnetPath(), 2, smallGpuBuffers(), &why), ncclSuccess) << why;
+  ASSERT_EQ(s.start(testnetPath(), 2, TransportConfig::shrunk(), &why), ncclSuccess) << why;
   ASSERT_EQ(s.ring(1, false, false, &why), ncclSuccess) << why;
   std::unique_ptr<CudaDevicePeer> peer;
   ASSERT_EQ(CudaDevicePeer::create(0, &peer, &why), ncclSuccess) << why;

@@ -69,15 +69,6 @@ int openExports() {
   return n;
 }
 
-TransportConfig smallBuffers() {
-  TransportConfig c;
-  c.buffSizes[index(Protocol::LL)] = 8 * 4096;
-  c.buffSizes[index(Protocol::LL128)] = 8 * 128 * 64;
-  c.buffSizes[index(Protocol::Simple)] = 8 * 65536;
-  c.p2pChunkSize = 16384;
-  return c;
-}
-
 RankMaker withProvider(std::shared_ptr<ExportingProvider> provider) {
   return [provider](host::NetView& net, const TransportConfig& config, uint64_t commId, Rank* out,
                     std::string* why) {
@@ -99,7 +90,7 @@ TEST(DmaBufRegistration, GpuDirectBuffersGoThroughDmaBufAndFdsAreClosed) {
   auto provider = std::make_shared<ExportingProvider>();
   Scenario s(withProvider(provider));
   std::string why;
-  ASSERT_EQ(s.start(loopnetPath("dmabuf"), 2, smallBuffers(), &why), ncclSuccess) << why;
+  ASSERT_EQ(s.start(loopnetPath("dmabuf"), 2, TransportConfig::shrunk(), &why), ncclSuccess) << why;
   ASSERT_EQ(s.ring(2, /*p2p=*/false, /*useGdr=*/true, &why), ncclSuccess) << why;
   // 4 links: each send end has LL in host memory and LL128, SIMPLE on the
   // device; each receive end has all three on the device.
@@ -122,7 +113,7 @@ TEST(DmaBufRegistration, SharedPoolIsExportedPerConnection) {
   auto provider = std::make_shared<ExportingProvider>();
   Scenario s(withProvider(provider));
   std::string why;
-  ASSERT_EQ(s.start(loopnetPath("dmabuf"), 2, smallBuffers(), &why), ncclSuccess) << why;
+  ASSERT_EQ(s.start(loopnetPath("dmabuf"), 2, TransportConfig::shrunk(), &why), ncclSuccess) << why;
   ASSERT_EQ(s.ring(2, /*p2p=*/true, /*useGdr=*/true, &why), ncclSuccess) << why;
   // SIMPLE only (the pool), once per connection end.
   EXPECT_EQ(s.net().regMrDmaBufs.load(), 8);
@@ -133,7 +124,7 @@ TEST(DmaBufRegistration, SharedPoolIsExportedPerConnection) {
 
 TEST(DmaBufRegistration, RegMrWhenDmaBufDisabled) {
   auto provider = std::make_shared<ExportingProvider>();
-  TransportConfig c = smallBuffers();
+  TransportConfig c = TransportConfig::shrunk();
   c.dmaBufEnable = false;  // NCCL_DMABUF_ENABLE=0
   Scenario s(withProvider(provider));
   std::string why;
@@ -150,7 +141,7 @@ TEST(DmaBufRegistration, RegMrWhenThePluginDoesNotAdvertiseDmaBuf) {
   auto provider = std::make_shared<ExportingProvider>();
   Scenario s(withProvider(provider));
   std::string why;
-  ASSERT_EQ(s.start(loopnetPath(""), 2, smallBuffers(), &why), ncclSuccess) << why;
+  ASSERT_EQ(s.start(loopnetPath(""), 2, TransportConfig::shrunk(), &why), ncclSuccess) << why;
   ASSERT_EQ(s.ring(1, false, true, &why), ncclSuccess) << why;
   EXPECT_EQ(provider->exports.load(), 0);
   EXPECT_EQ(s.rank(0).transport->registrations().dmaBuf, 0u);
@@ -163,7 +154,7 @@ TEST(DmaBufRegistration, HostBuffersNeverUseDmaBuf) {
   auto provider = std::make_shared<ExportingProvider>();
   Scenario s(withProvider(provider));
   std::string why;
-  ASSERT_EQ(s.start(loopnetPath("dmabuf"), 2, smallBuffers(), &why), ncclSuccess) << why;
+  ASSERT_EQ(s.start(loopnetPath("dmabuf"), 2, TransportConfig::shrunk(), &why), ncclSuccess) << why;
   ASSERT_EQ(s.ring(1, false, /*useGdr=*/false, &why), ncclSuccess) << why;
   EXPECT_EQ(s.net().regMrDmaBufs.load(), 0);
   RegistrationCounts r = s.rank(0).transport->registrations();

@@ -13,24 +13,12 @@ const char* name(Protocol p) {
   return protocolName(p);
 }
 
-// Smaller buffers than NCCL's keep the runs short while still wrapping the
-// step ring many times; the default sizes have their own test below.
-TransportConfig smallBuffers() {
-  TransportConfig c;
-  c.buffSizes[index(Protocol::LL)] = 8 * 4096;
-  c.buffSizes[index(Protocol::LL128)] = 8 * 128 * 64;
-  c.buffSizes[index(Protocol::Simple)] = 8 * 65536;
-  c.p2pChunkSize = 16384;
-  c.p2pnChannels = 4;
-  return c;
-}
-
 class RingPipeline : public ::testing::TestWithParam<Protocol> {};
 
 TEST_P(RingPipeline, RandomSizesOnFourChannels) {
   Scenario s;
   std::string why;
-  ASSERT_EQ(s.start(testnetPath(), 2, smallBuffers(), &why), ncclSuccess) << why;
+  ASSERT_EQ(s.start(testnetPath(), 2, TransportConfig::shrunk(), &why), ncclSuccess) << why;
   ASSERT_EQ(s.ring(4, /*p2p=*/false, /*useGdr=*/false, &why), ncclSuccess) << why;
   RoundOptions o{.protocol = GetParam()};
   size_t maxBytes = GetParam() == Protocol::Simple ? 600000 : 60000;
@@ -49,7 +37,7 @@ INSTANTIATE_TEST_SUITE_P(Protocols, RingPipeline,
 TEST(RingPipelineSimple, SliceStepsTwoChunkStepsFour) {
   Scenario s;
   std::string why;
-  ASSERT_EQ(s.start(testnetPath(), 2, smallBuffers(), &why), ncclSuccess) << why;
+  ASSERT_EQ(s.start(testnetPath(), 2, TransportConfig::shrunk(), &why), ncclSuccess) << why;
   ASSERT_EQ(s.ring(3, false, false, &why), ncclSuccess) << why;
   RoundOptions o{.protocol = Protocol::Simple, .sliceSteps = 2, .chunkSteps = 4};
   ASSERT_EQ(s.randomRounds(10, 500000, o, 2, &why), ncclSuccess) << why;
@@ -69,7 +57,7 @@ TEST(RingPipelineSimple, NcclDefaultBufferSizes) {
 TEST(RingPipeline, ThreeRanksMixedProtocolsShareOneProgressThread) {
   Scenario s;
   std::string why;
-  ASSERT_EQ(s.start(testnetPath(), 3, smallBuffers(), &why), ncclSuccess) << why;
+  ASSERT_EQ(s.start(testnetPath(), 3, TransportConfig::shrunk(), &why), ncclSuccess) << why;
   ASSERT_EQ(s.ring(2, false, false, &why), ncclSuccess) << why;
   for (int i = 0; i < 6; i++) {
     Protocol p = static_cast<Protocol>(i % 3);
@@ -81,7 +69,7 @@ TEST(RingPipeline, ThreeRanksMixedProtocolsShareOneProgressThread) {
 TEST(P2pSharedBuffers, RandomSizesOnFourChannels) {
   Scenario s;
   std::string why;
-  ASSERT_EQ(s.start(testnetPath(), 2, smallBuffers(), &why), ncclSuccess) << why;
+  ASSERT_EQ(s.start(testnetPath(), 2, TransportConfig::shrunk(), &why), ncclSuccess) << why;
   ASSERT_EQ(s.ring(4, /*p2p=*/true, false, &why), ncclSuccess) << why;
   for (auto& l : s.links()) {
     ASSERT_TRUE(l->send->shared());
@@ -91,7 +79,7 @@ TEST(P2pSharedBuffers, RandomSizesOnFourChannels) {
 }
 
 TEST(P2pSharedBuffers, DedicatedWhenSharedBuffersOff) {
-  TransportConfig c = smallBuffers();
+  TransportConfig c = TransportConfig::shrunk();
   c.sharedBuffers = 0;
   Scenario s;
   std::string why;
@@ -104,7 +92,7 @@ TEST(P2pSharedBuffers, DedicatedWhenSharedBuffersOff) {
 TEST(P2pSharedBuffers, PoolIsRegisteredByEveryConnection) {
   Scenario s;
   std::string why;
-  ASSERT_EQ(s.start(testnetPath(), 2, smallBuffers(), &why), ncclSuccess) << why;
+  ASSERT_EQ(s.start(testnetPath(), 2, TransportConfig::shrunk(), &why), ncclSuccess) << why;
   ASSERT_EQ(s.ring(3, true, false, &why), ncclSuccess) << why;
   // 6 links x 2 ends, SIMPLE only (no p2p LL buffers by default).
   EXPECT_EQ(s.net().regMrs.load(), 12);
@@ -119,7 +107,7 @@ TEST(P2pSharedBuffers, PoolIsRegisteredByEveryConnection) {
 // network, in maxNetSize steps, alongside ordinary rounds on the same
 // connections; every registration is released again.
 TEST(RegisteredBuffers, P2pStepsOfMaxNetSize) {
-  TransportConfig c = smallBuffers();
+  TransportConfig c = TransportConfig::shrunk();
   c.maxNetSize = 100000;  // several steps per message
   Scenario s;
   std::string why;
@@ -137,7 +125,7 @@ TEST(RegisteredBuffers, P2pStepsOfMaxNetSize) {
 }
 
 TEST(RegisteredBuffers, RingConnectionsAndMisuse) {
-  TransportConfig c = smallBuffers();
+  TransportConfig c = TransportConfig::shrunk();
   c.maxNetSize = 65536;
   Scenario s;
   std::string why;
@@ -157,7 +145,7 @@ TEST(RegisteredBuffers, RingConnectionsAndMisuse) {
 TEST(GroupedReceives, FourSendersThroughSharedComms) {
   Scenario s;
   std::string why;
-  ASSERT_EQ(s.start(loopnetPath(""), 2, smallBuffers(), &why), ncclSuccess) << why;
+  ASSERT_EQ(s.start(loopnetPath(""), 2, TransportConfig::shrunk(), &why), ncclSuccess) << why;
   ASSERT_EQ(s.fanIn(4, 2, &why), ncclSuccess) << why;
   // One comm per (peer, channel), connected and accepted once.
   EXPECT_EQ(s.net().connects.load(), 2 * 2);  // the owner's two calls per channel
@@ -179,7 +167,7 @@ TEST(GroupedReceives, FourSendersThroughSharedComms) {
 }
 
 TEST(GroupedReceives, LLWithP2pLLBuffers) {
-  TransportConfig c = smallBuffers();
+  TransportConfig c = TransportConfig::shrunk();
   c.allocP2pNetLLBuffers = true;  // p2p LL needs its own buffers
   Scenario s;
   std::string why;
@@ -194,7 +182,7 @@ TEST(GroupedReceives, LLWithP2pLLBuffers) {
 TEST(GpuDirectPath, FlushAfterSimpleReceivesOnly) {
   Scenario s;
   std::string why;
-  ASSERT_EQ(s.start(loopnetPath(""), 2, smallBuffers(), &why), ncclSuccess) << why;
+  ASSERT_EQ(s.start(loopnetPath(""), 2, TransportConfig::shrunk(), &why), ncclSuccess) << why;
   ASSERT_EQ(s.ring(2, false, /*useGdr=*/true, &why), ncclSuccess) << why;
   const ConnectMap& send = s.links()[0]->send->map();
   const ConnectMap& recv = s.links()[0]->recv->map();
@@ -212,7 +200,7 @@ TEST(GpuDirectPath, FlushAfterSimpleReceivesOnly) {
 TEST(DeviceHandle, UnpackOnReceiveOnly) {
   Scenario s;
   std::string why;
-  ASSERT_EQ(s.start(loopnetPath("unpack"), 2, smallBuffers(), &why), ncclSuccess) << why;
+  ASSERT_EQ(s.start(loopnetPath("unpack"), 2, TransportConfig::shrunk(), &why), ncclSuccess) << why;
   ASSERT_EQ(s.ring(1, false, false, &why), ncclSuccess) << why;
   EXPECT_EQ(s.net().deviceHandleAccepts.load(), 2);  // both receive ends, no send end
   Connection& recv = *s.links()[0]->recv;
@@ -229,7 +217,7 @@ TEST(DeviceHandle, UnpackOnReceiveOnly) {
 TEST(Teardown, EverythingClosedOnce) {
   Scenario s;
   std::string why;
-  ASSERT_EQ(s.start(testnetPath(), 2, smallBuffers(), &why), ncclSuccess) << why;
+  ASSERT_EQ(s.start(testnetPath(), 2, TransportConfig::shrunk(), &why), ncclSuccess) << why;
   ASSERT_EQ(s.ring(2, false, false, &why), ncclSuccess) << why;
   ASSERT_EQ(s.randomRounds(2, 1000, RoundOptions{}, 12, &why), ncclSuccess) << why;
   s.dropLinks();

@@ -218,17 +218,8 @@ WorkDesc describeForKernel(const DeviceWork& work, int workIndex, uint64_t start
 
 ncclResult_t CudaDevicePeer::create(int device, std::unique_ptr<CudaDevicePeer>* out,
                                     std::string* why, Logger logger) {
-  std::string none;
-  int count = cudaDeviceCount(&none);
-  if (count == 0) {
-    *why = none;
-    return ncclSystemError;
-  }
-  if (device < 0 || device >= count) {
-    *why = "CUDA device " + std::to_string(device) + " does not exist (" + std::to_string(count) +
-           " visible)";
-    return ncclInvalidArgument;
-  }
+  ncclResult_t usable = checkDevice(device, why);
+  if (usable != ncclSuccess) return usable;
   ScopedDevice scope(device);
   if (scope.error() != cudaSuccess) {
     *why = "cudaSetDevice(" + std::to_string(device) + "): " + describe(scope.error());

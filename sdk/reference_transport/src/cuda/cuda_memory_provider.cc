@@ -51,17 +51,8 @@ CudaMemoryProvider::~CudaMemoryProvider() {
 
 ncclResult_t CudaMemoryProvider::create(int device, std::shared_ptr<CudaMemoryProvider>* out,
                                         std::string* why, Logger logger) {
-  std::string none;
-  int count = cudaDeviceCount(&none);
-  if (count == 0) {
-    *why = none;
-    return ncclSystemError;
-  }
-  if (device < 0 || device >= count) {
-    *why = "CUDA device " + std::to_string(device) + " does not exist (" + std::to_string(count) +
-           " visible)";
-    return ncclInvalidArgument;
-  }
+  ncclResult_t usable = cuda_peer::checkDevice(device, why);
+  if (usable != ncclSuccess) return usable;
   ScopedDevice scope(device);
   if (scope.error() != cudaSuccess) {
     *why = "cudaSetDevice(" + std::to_string(device) + "): " + describe(scope.error());

@@ -2,10 +2,23 @@
 // nccl-net-sdk (reference transport), internal: CUDA runtime helpers.
 #include "runtime_util.hpp"
 
+#include "ncclnet/transport/cuda_memory.hpp"
+
 namespace ncclnet::transport::cuda_peer {
 
 std::string describe(cudaError_t err) {
   return std::string(cudaGetErrorName(err)) + " (" + cudaGetErrorString(err) + ")";
+}
+
+ncclResult_t checkDevice(int device, std::string* why) {
+  int count = cudaDeviceCount(why);
+  if (count == 0) return ncclSystemError;
+  if (device < 0 || device >= count) {
+    *why = "CUDA device " + std::to_string(device) + " does not exist (" + std::to_string(count) +
+           " visible)";
+    return ncclInvalidArgument;
+  }
+  return ncclSuccess;
 }
 
 ScopedDevice::ScopedDevice(int device) {

@@ -7,10 +7,15 @@
 
 #include <string>
 
+#include "ncclnet/abi/result.h"
+
 namespace ncclnet::transport::cuda_peer {
 
 // "cudaErrorNoDevice (no CUDA-capable device is detected)".
 std::string describe(cudaError_t err);
+
+// ncclSuccess when `device` is a visible CUDA device; else why not.
+ncclResult_t checkDevice(int device, std::string* why);
 
 // Makes `device` current on this thread for its scope and restores the
 // previous one (callers' threads keep their own current device).

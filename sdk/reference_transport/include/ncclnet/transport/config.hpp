@@ -29,6 +29,11 @@ struct TransportConfig {
 
   size_t stepSize(Protocol p) const { return buffSizes[index(p)] / kSteps; }
 
+  // NCCL's protocols with small buffers (LL 32 KiB, LL128 64 KiB, SIMPLE
+  // 512 KiB, 16 KiB p2p chunks): every round of a test crosses many steps
+  // and wraps the step ring several times, quickly.
+  static TransportConfig shrunk();
+
   // Reads NCCL_BUFFSIZE, NCCL_LL_BUFFSIZE, NCCL_LL128_BUFFSIZE,
   // NCCL_P2P_NET_CHUNKSIZE, NCCL_NET_SHARED_BUFFERS, NCCL_NET_SHARED_COMMS,
   // NCCL_NET_OPTIONAL_RECV_COMPLETION, NCCL_NET_FORCE_FLUSH,
