@@ -109,6 +109,26 @@ void RecvComm::post(Request* r) {
   progress();
 }
 
+// A message read aside is complete. A receive posted while it was still
+// arriving did not see it in takeEarly: give it to the oldest receive with a
+// free buffer for its tag now, unless older ones of that tag still wait.
+void RecvComm::keepOrPlace(Early e) {
+  bool olderWaiting = false;
+  for (const Early& k : early_) olderWaiting = olderWaiting || k.tag == e.tag;
+  if (!olderWaiting) {
+    for (Request* r : queue_) {
+      for (int i = 0; i < r->n; i++) {
+        if (r->tags[i] != e.tag || r->filled[i]) continue;
+        early_.push_back(std::move(e));
+        takeEarly(r);
+        if (r->done) queue_.erase(std::find(queue_.begin(), queue_.end(), r));
+        return;
+      }
+    }
+  }
+  early_.push_back(std::move(e));
+}
+
 // Every older receive was posted when these messages arrived and had no
 // free buffer for them, so `r` is the oldest that can take them.
 void RecvComm::takeEarly(Request* r) {
@@ -260,7 +280,7 @@ void RecvComm::progress() {
       got_ += static_cast<uint64_t>(n);
     }
     if (target_ != nullptr) complete(target_);
-    if (stashing_) early_.push_back({header_.tag, std::move(stash_)});
+    if (stashing_) keepOrPlace(Early{header_.tag, std::move(stash_)});
     stashing_ = false;
     routed_ = false;
     headerGot_ = 0;

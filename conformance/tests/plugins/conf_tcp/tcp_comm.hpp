@@ -104,6 +104,7 @@ class RecvComm {
     std::vector<char> payload;
   };
   std::deque<Early> early_;
+  void keepOrPlace(Early e);
   bool stashing_ = false;
   std::vector<char> stash_;
 #ifdef CONF_TCP_DEFECT_COMPLETES_EARLY
