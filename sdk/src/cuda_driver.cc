@@ -59,6 +59,7 @@ bool Driver::load(std::string* why) {
   bind(handle_, &deviceGetAttribute, "cuDeviceGetAttribute", &missing);
   bind(handle_, &primaryCtxRetain, "cuDevicePrimaryCtxRetain", &missing);
   bind(handle_, &primaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", &missing);
+  bind(handle_, &primaryCtxGetState, "cuDevicePrimaryCtxGetState", &missing);
   bind(handle_, &ctxSetCurrent, "cuCtxSetCurrent", &missing);
   bind(handle_, &ctxGetCurrent, "cuCtxGetCurrent", &missing);
   bind(handle_, &memAlloc, "cuMemAlloc_v2", &missing);
@@ -230,9 +231,11 @@ bool DeviceBuffer::upload(size_t offset, const void* src, size_t bytes, std::str
   if (bytes == 0) return true;
   ScopedContext scope(driver_, context_);
   Result r = scope.ok() ? driver_.memcpyHtoD(ptr_ + offset, src, bytes) : scope.result();
-  if (r == kSuccess) return true;
-  *why = "cuMemcpyHtoD(" + std::to_string(bytes) + " B) failed: " + driver_.describe(r);
-  return false;
+  if (r != kSuccess) {
+    *why = "cuMemcpyHtoD(" + std::to_string(bytes) + " B) failed: " + driver_.describe(r);
+    return false;
+  }
+  return settle("cuMemcpyHtoD", why);
 }
 
 bool DeviceBuffer::download(size_t offset, void* dst, size_t bytes, std::string* why) const {
@@ -249,8 +252,22 @@ bool DeviceBuffer::fill(unsigned char value, std::string* why) {
   if (size_ == 0) return true;
   ScopedContext scope(driver_, context_);
   Result r = scope.ok() ? driver_.memsetD8(ptr_, value, size_) : scope.result();
+  if (r != kSuccess) {
+    *why = "cuMemsetD8 failed: " + driver_.describe(r);
+    return false;
+  }
+  return settle("cuMemsetD8", why);
+}
+
+bool DeviceBuffer::settle(const char* what, std::string* why) const {
+  // cuMemcpyHtoD from pageable memory returns once the bytes are staged,
+  // cuMemsetD8 once it is queued: both may still be landing, on the legacy
+  // default stream, which a non-blocking stream (or a NIC) does not wait
+  // for. Waiting for that stream makes the bytes there for every reader.
+  Result r = driver_.streamSynchronize(nullptr);
   if (r == kSuccess) return true;
-  *why = "cuMemsetD8 failed: " + driver_.describe(r);
+  *why =
+      std::string(what) + " did not complete: cuStreamSynchronize failed: " + driver_.describe(r);
   return false;
 }
 

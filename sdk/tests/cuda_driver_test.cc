@@ -91,6 +91,40 @@ TEST_F(CudaDevice, CopiesAndFillRoundTrip) {
   for (size_t i = 0; i < 100; i++) ASSERT_EQ(out[i], 0xab) << "byte " << i;
 }
 
+// What upload and fill wrote is there for a reader that does not wait for
+// the legacy default stream: a non-blocking stream (softverbs' copies) or a
+// NIC. cuMemcpyHtoD from pageable memory returns before its DMA lands, and
+// cuMemsetD8 before it runs; on an H200 a 64 KiB upload read back at once
+// on a non-blocking stream came back stale nearly every time.
+TEST_F(CudaDevice, UploadAndFillAreDoneForOtherStreams) {
+  constexpr size_t kBytes = 65536;
+  constexpr size_t kOffset = 8193;  // where the failing H200 message sat
+  constexpr size_t kSize = kBytes + 16384;
+  auto buf = allocate(kSize);
+  ASSERT_NE(buf, nullptr);
+  ncclnet::cuda::ScopedContext scope(cu_, buf->context());
+  ASSERT_TRUE(scope.ok());
+  ncclnet::cuda::Stream stream = nullptr;
+  ASSERT_EQ(cu_.streamCreate(&stream, ncclnet::cuda::kStreamNonBlocking), ncclnet::cuda::kSuccess);
+  auto readOnStream = [&](size_t offset, size_t bytes) {
+    std::vector<unsigned char> out(bytes);
+    EXPECT_EQ(cu_.memcpyDtoHAsync(out.data(), buf->ptr() + offset, bytes, stream),
+              ncclnet::cuda::kSuccess);
+    EXPECT_EQ(cu_.streamSynchronize(stream), ncclnet::cuda::kSuccess);
+    return out;
+  };
+  std::string why;
+  ASSERT_TRUE(buf->fill(0x5a, &why)) << why;
+  EXPECT_EQ(readOnStream(0, kSize), std::vector<unsigned char>(kSize, 0x5a));
+  for (int round = 0; round < 3; round++) {
+    std::vector<unsigned char> in(kBytes);
+    for (size_t i = 0; i < kBytes; i++) in[i] = static_cast<unsigned char>(i * 131 + round * 7 + 1);
+    ASSERT_TRUE(buf->upload(kOffset, in.data(), kBytes, &why)) << why;
+    EXPECT_EQ(readOnStream(kOffset, kBytes), in) << "round " << round;
+  }
+  EXPECT_EQ(cu_.streamDestroy(stream), ncclnet::cuda::kSuccess);
+}
+
 TEST_F(CudaDevice, CopiesOutsideTheBufferFail) {
   auto buf = allocate(4096);
   ASSERT_NE(buf, nullptr);

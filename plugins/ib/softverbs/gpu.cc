@@ -46,16 +46,19 @@ std::unique_ptr<GpuMemory> GpuMemory::detect(const void* addr, size_t length, in
     return nullptr;
   }
   std::unique_ptr<GpuMemory> gpu(new GpuMemory(driver));
-  if (context == nullptr) {
-    // Memory mapped with cuMemMap belongs to no context: use the device's
-    // primary one, held for as long as the MR lives.
-    cu::Device device = 0;
-    if (ordinal < 0 || driver.deviceGet(&device, ordinal) != cu::kSuccess ||
-        driver.primaryCtxRetain(&context, device) != cu::kSuccess) {
-      *error = EFAULT;
-      return nullptr;
-    }
-    gpu->releaseDevice_ = ordinal;
+  // The copies run in the context that owns the memory, on a stream of
+  // that context: both must outlive the MR. The application may free the
+  // memory and release its last reference on the device's primary context
+  // before it deregisters (an error path unwinding, an abort); that
+  // reference going would destroy the context, and the stream with it, and
+  // deregistration would then destroy a dead stream. So an MR over memory
+  // of the primary context holds a reference of its own on it, released
+  // last. Memory mapped with cuMemMap belongs to no context: the primary
+  // one serves, held the same way. A context the application created
+  // itself cannot be held: it must outlive the MR, as its memory must.
+  if (!gpu->holdPrimary(ordinal, &context)) {
+    *error = EFAULT;
+    return nullptr;
   }
   gpu->context_ = context;
   cu::ScopedContext scope(driver, context);
@@ -69,6 +72,28 @@ std::unique_ptr<GpuMemory> GpuMemory::detect(const void* addr, size_t length, in
   }
   live_.fetch_add(1, std::memory_order_relaxed);
   return gpu;
+}
+
+bool GpuMemory::holdPrimary(int ordinal, cu::Context* context) {
+  cu::Device device = 0;
+  if (ordinal < 0 || driver_.deviceGet(&device, ordinal) != cu::kSuccess)
+    return *context != nullptr;
+  if (*context != nullptr) {
+    // Memory of the primary context keeps it active: an inactive one
+    // cannot own it, and retaining it would only create it for nothing.
+    unsigned flags = 0;
+    int active = 0;
+    if (driver_.primaryCtxGetState(device, &flags, &active) != cu::kSuccess || !active) return true;
+  }
+  cu::Context primary = nullptr;
+  if (driver_.primaryCtxRetain(&primary, device) != cu::kSuccess) return *context != nullptr;
+  if (*context == nullptr) *context = primary;
+  if (*context != primary) {
+    driver_.primaryCtxRelease(device);  // another context's memory
+    return true;
+  }
+  releaseDevice_ = ordinal;
+  return true;
 }
 
 GpuMemory::~GpuMemory() {

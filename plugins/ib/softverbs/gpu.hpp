@@ -39,11 +39,15 @@ class GpuMemory {
 
  private:
   explicit GpuMemory(const ncclnet::cuda::Driver& driver) : driver_(driver) {}
+  // Takes a reference on device `ordinal`'s primary context when it owns
+  // the memory (*context) or when nothing does (*context null: it then
+  // becomes the primary context). False when no context can serve.
+  bool holdPrimary(int ordinal, ncclnet::cuda::Context* context);
 
   const ncclnet::cuda::Driver& driver_;
   ncclnet::cuda::Context context_ = nullptr;
   ncclnet::cuda::Stream stream_ = nullptr;
-  int releaseDevice_ = -1;  // primary context retained here, released at the end
+  int releaseDevice_ = -1;  // primary context held here (holdPrimary), released last
   static std::atomic<int> live_;
 };
 

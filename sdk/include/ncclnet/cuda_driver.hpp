@@ -67,6 +67,7 @@ struct DriverFunctions {
   Result (*deviceGetAttribute)(int* value, int attribute, Device device) = nullptr;
   Result (*primaryCtxRetain)(Context* context, Device device) = nullptr;
   Result (*primaryCtxRelease)(Device device) = nullptr;
+  Result (*primaryCtxGetState)(Device device, unsigned* flags, int* active) = nullptr;
   Result (*ctxSetCurrent)(Context context) = nullptr;
   Result (*ctxGetCurrent)(Context* context) = nullptr;
   Result (*memAlloc)(DevicePtr* ptr, size_t bytes) = nullptr;
@@ -167,7 +168,10 @@ class DeviceBuffer {
   int device() const { return device_; }
   Context context() const { return context_; }
 
-  // Each false with *why on a failed or out-of-range copy.
+  // Each false with *why on a failed or out-of-range copy. Complete when
+  // they return: what upload and fill wrote is in device memory for any
+  // reader (another stream, a NIC through an MR), not just for later work
+  // on the legacy default stream.
   bool upload(size_t offset, const void* src, size_t bytes, std::string* why);
   bool download(size_t offset, void* dst, size_t bytes, std::string* why) const;
   bool fill(unsigned char value, std::string* why);
@@ -175,6 +179,8 @@ class DeviceBuffer {
  private:
   DeviceBuffer(const Driver& driver, int device) : driver_(driver), device_(device) {}
   bool inRange(size_t offset, size_t bytes, std::string* why) const;
+  // Waits for the legacy default stream, where upload and fill queue.
+  bool settle(const char* what, std::string* why) const;
 
   const Driver& driver_;
   int device_;

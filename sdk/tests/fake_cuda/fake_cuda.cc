@@ -8,17 +8,36 @@
 // code that forgets to make a context current gets
 // CUDA_ERROR_INVALID_CONTEXT. Never installed; tests put its folder on
 // LD_LIBRARY_PATH.
+//
+// Two more of the driver's rules are kept, at their strictest, so that
+// code relying on a GPU's timing fails here every time instead of once in
+// a while there:
+//  - cuMemcpyHtoD (from pageable memory) returns once the bytes are staged
+//    and cuMemsetD8 once it is queued: both land on the legacy default
+//    stream only when something waits for that stream (a synchronize of
+//    it or of a blocking stream, a later copy or free that it orders).
+//    Non-blocking streams do not wait for it: they see the old bytes.
+//  - Releasing the last reference on the primary context destroys it:
+//    its allocations and its streams go. A stream handle of it is then
+//    dangling: the real driver answers CUDA_ERROR_CONTEXT_IS_DESTROYED
+//    while the freed stream's memory is intact, and crashes once that
+//    memory is reused. Here any use of such a stream raises SIGSEGV.
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <set>
+#include <vector>
 
 #define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -32,14 +51,23 @@ constexpr Result kInvalidValue = 1;
 constexpr Result kOutOfMemory = 2;
 constexpr Result kInvalidDevice = 101;
 constexpr Result kInvalidContext = 201;
+constexpr Result kContextIsDestroyed = 709;
 constexpr Result kInvalidHandle = 400;
 
 constexpr size_t kReserve = size_t(1) << 36;  // address space only (64 GiB)
 constexpr size_t kAlign = size_t(2) << 20;
 
+constexpr unsigned kStreamNonBlocking = 1;
+
 struct Allocation {
   size_t size;
   std::unique_ptr<char[]> shadow;
+};
+
+// A copy or a memset queued on the legacy default stream, not landed yet.
+struct Queued {
+  uintptr_t dst;
+  std::vector<char> bytes;  // what lands there
 };
 
 struct State {
@@ -47,8 +75,10 @@ struct State {
   uintptr_t base = 0;
   uintptr_t next = 0;
   std::map<uintptr_t, Allocation> allocations;  // by device address
-  std::set<void*> streams;
-  int primaryRefs = 0;
+  std::map<void*, unsigned> streams;            // live streams and their flags
+  std::set<void*> deadStreams;                  // of a destroyed context (kept allocated)
+  std::deque<Queued> legacy;                    // the legacy stream's pending work
+  std::atomic<int> primaryRefs{0};              // changed under the mutex, read without
 };
 
 State& state() {
@@ -74,8 +104,48 @@ char* shadowOf(State& s, DevicePtr ptr, size_t bytes) {
   return it->second.shadow.get() + offset;
 }
 
-bool haveContext() {
-  return tCurrent == primary();
+// The calling thread's context: CUDA_ERROR_INVALID_CONTEXT without one,
+// CUDA_ERROR_CONTEXT_IS_DESTROYED once the primary context it has lost its
+// last reference (the driver still lets it be made current).
+Result currentContext() {
+  if (tCurrent != primary()) return kInvalidContext;
+  return state().primaryRefs.load() > 0 ? kSuccess : kContextIsDestroyed;
+}
+
+// Lands what the legacy stream still has queued (mutex held).
+void drainLegacy(State& s) {
+  for (Queued& q : s.legacy) {
+    char* to = shadowOf(s, q.dst, q.bytes.size());
+    if (to != nullptr) std::memcpy(to, q.bytes.data(), q.bytes.size());  // freed: nowhere
+  }
+  s.legacy.clear();
+}
+
+// A stream handle as the driver sees it (mutex held): the legacy stream
+// (nullptr), a live stream, or one the destruction of its context left
+// dangling, which the real driver would dereference.
+enum class StreamIs { kLegacy, kBlocking, kNonBlocking, kUnknown };
+StreamIs classify(State& s, void* stream, const char* fn) {
+  if (stream == nullptr) return StreamIs::kLegacy;
+  auto it = s.streams.find(stream);
+  if (it != s.streams.end())
+    return (it->second & kStreamNonBlocking) ? StreamIs::kNonBlocking : StreamIs::kBlocking;
+  if (s.deadStreams.count(stream) != 0) {
+    std::fprintf(stderr,
+                 "fake libcuda: %s(%p): the stream's context was destroyed (its primary "
+                 "context lost its last reference): a dangling stream, which the real "
+                 "driver may crash on\n",
+                 fn, stream);
+    std::fflush(stderr);
+    raise(SIGSEGV);
+  }
+  return StreamIs::kUnknown;
+}
+
+// Work on a blocking stream (and the legacy stream's own) starts after
+// what the legacy stream has queued; a non-blocking stream's does not.
+bool waitsForLegacy(StreamIs kind) {
+  return kind == StreamIs::kLegacy || kind == StreamIs::kBlocking;
 }
 
 }  // namespace
@@ -103,6 +173,7 @@ FAKE_EXPORT Result cuGetErrorName(Result error, const char** name) {
     case kOutOfMemory: *name = "CUDA_ERROR_OUT_OF_MEMORY"; return kSuccess;
     case kInvalidDevice: *name = "CUDA_ERROR_INVALID_DEVICE"; return kSuccess;
     case kInvalidContext: *name = "CUDA_ERROR_INVALID_CONTEXT"; return kSuccess;
+    case kContextIsDestroyed: *name = "CUDA_ERROR_CONTEXT_IS_DESTROYED"; return kSuccess;
     case kInvalidHandle: *name = "CUDA_ERROR_INVALID_HANDLE"; return kSuccess;
     default: *name = nullptr; return kInvalidValue;
   }
@@ -145,7 +216,22 @@ FAKE_EXPORT Result cuDevicePrimaryCtxRelease_v2(int device) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   if (s.primaryRefs == 0) return kInvalidContext;
-  s.primaryRefs--;
+  if (--s.primaryRefs > 0) return kSuccess;
+  // The last reference: the context is destroyed with everything in it.
+  // Its stream handles stay allocated, so no new stream takes their address.
+  s.legacy.clear();
+  s.allocations.clear();
+  for (const auto& entry : s.streams) s.deadStreams.insert(entry.first);
+  s.streams.clear();
+  return kSuccess;
+}
+
+FAKE_EXPORT Result cuDevicePrimaryCtxGetState(int device, unsigned* flags, int* active) {
+  if (device != 0) return kInvalidDevice;
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  *flags = 0;
+  *active = s.primaryRefs > 0 ? 1 : 0;
   return kSuccess;
 }
 
@@ -161,7 +247,7 @@ FAKE_EXPORT Result cuCtxGetCurrent(void** context) {
 }
 
 FAKE_EXPORT Result cuMemAlloc_v2(DevicePtr* ptr, size_t bytes) {
-  if (!haveContext()) return kInvalidContext;
+  if (Result r = currentContext(); r != kSuccess) return r;
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   size_t span = (bytes + kAlign - 1) / kAlign * kAlign;
@@ -175,26 +261,30 @@ FAKE_EXPORT Result cuMemAlloc_v2(DevicePtr* ptr, size_t bytes) {
 }
 
 FAKE_EXPORT Result cuMemFree_v2(DevicePtr ptr) {
-  if (!haveContext()) return kInvalidContext;
+  if (Result r = currentContext(); r != kSuccess) return r;
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
+  drainLegacy(s);  // cuMemFree synchronizes
   return s.allocations.erase(static_cast<uintptr_t>(ptr)) ? kSuccess : kInvalidValue;
 }
 
+// Pageable memory: staged now, landed when the legacy stream is waited for.
 FAKE_EXPORT Result cuMemcpyHtoD_v2(DevicePtr dst, const void* src, size_t bytes) {
-  if (!haveContext()) return kInvalidContext;
+  if (Result r = currentContext(); r != kSuccess) return r;
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
-  char* to = shadowOf(s, dst, bytes);
-  if (to == nullptr) return kInvalidValue;
-  std::memcpy(to, src, bytes);
+  drainLegacy(s);  // the copy starts after the stream's earlier work
+  if (shadowOf(s, dst, bytes) == nullptr) return kInvalidValue;
+  const auto* from = static_cast<const char*>(src);
+  s.legacy.push_back(Queued{static_cast<uintptr_t>(dst), std::vector<char>(from, from + bytes)});
   return kSuccess;
 }
 
 FAKE_EXPORT Result cuMemcpyDtoH_v2(void* dst, DevicePtr src, size_t bytes) {
-  if (!haveContext()) return kInvalidContext;
+  if (Result r = currentContext(); r != kSuccess) return r;
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
+  drainLegacy(s);  // returns once the copy, after the stream's earlier work, is done
   const char* from = shadowOf(s, src, bytes);
   if (from == nullptr) return kInvalidValue;
   std::memcpy(dst, from, bytes);
@@ -202,9 +292,10 @@ FAKE_EXPORT Result cuMemcpyDtoH_v2(void* dst, DevicePtr src, size_t bytes) {
 }
 
 FAKE_EXPORT Result cuMemcpyDtoD_v2(DevicePtr dst, DevicePtr src, size_t bytes) {
-  if (!haveContext()) return kInvalidContext;
+  if (Result r = currentContext(); r != kSuccess) return r;
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
+  drainLegacy(s);
   char* to = shadowOf(s, dst, bytes);
   const char* from = shadowOf(s, src, bytes);
   if (to == nullptr || from == nullptr) return kInvalidValue;
@@ -212,59 +303,73 @@ FAKE_EXPORT Result cuMemcpyDtoD_v2(DevicePtr dst, DevicePtr src, size_t bytes) {
   return kSuccess;
 }
 
+// Asynchronous, as the driver's: queued on the legacy stream.
 FAKE_EXPORT Result cuMemsetD8_v2(DevicePtr dst, unsigned char value, size_t bytes) {
-  if (!haveContext()) return kInvalidContext;
+  if (Result r = currentContext(); r != kSuccess) return r;
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
-  char* to = shadowOf(s, dst, bytes);
-  if (to == nullptr) return kInvalidValue;
-  std::memset(to, value, bytes);
+  if (shadowOf(s, dst, bytes) == nullptr) return kInvalidValue;
+  s.legacy.push_back(
+      Queued{static_cast<uintptr_t>(dst), std::vector<char>(bytes, static_cast<char>(value))});
   return kSuccess;
 }
 
-FAKE_EXPORT Result cuStreamCreate(void** stream, unsigned) {
-  if (!haveContext()) return kInvalidContext;
+FAKE_EXPORT Result cuStreamCreate(void** stream, unsigned flags) {
+  if (Result r = currentContext(); r != kSuccess) return r;
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
   *stream = new char;
-  s.streams.insert(*stream);
+  s.streams.emplace(*stream, flags);
   return kSuccess;
 }
 
 FAKE_EXPORT Result cuStreamDestroy_v2(void* stream) {
-  if (!haveContext()) return kInvalidContext;
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
+  if (classify(s, stream, "cuStreamDestroy") == StreamIs::kUnknown) return kInvalidHandle;
+  if (Result r = currentContext(); r != kSuccess) return r;
   if (s.streams.erase(stream) == 0) return kInvalidHandle;
   delete static_cast<char*>(stream);
   return kSuccess;
 }
 
-namespace {
-bool knownStream(void* stream) {
+FAKE_EXPORT Result cuStreamSynchronize(void* stream) {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
-  return stream == nullptr || s.streams.count(stream) != 0;
-}
-}  // namespace
-
-FAKE_EXPORT Result cuStreamSynchronize(void* stream) {
-  if (!haveContext()) return kInvalidContext;
-  return knownStream(stream) ? kSuccess : kInvalidHandle;
+  StreamIs kind = classify(s, stream, "cuStreamSynchronize");
+  if (kind == StreamIs::kUnknown) return kInvalidHandle;
+  if (Result r = currentContext(); r != kSuccess) return r;
+  if (waitsForLegacy(kind)) drainLegacy(s);
+  return kSuccess;
 }
 
-// Copies complete at once: a synchronize after them finds nothing left.
+// Copies on a stream complete at once (a synchronize after them finds
+// nothing left); only the legacy stream's own work is ever pending.
 FAKE_EXPORT Result cuMemcpyHtoDAsync_v2(DevicePtr dst, const void* src, size_t bytes,
                                         void* stream) {
-  if (!haveContext()) return kInvalidContext;
-  if (!knownStream(stream)) return kInvalidHandle;
-  return cuMemcpyHtoD_v2(dst, src, bytes);
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  StreamIs kind = classify(s, stream, "cuMemcpyHtoDAsync");
+  if (kind == StreamIs::kUnknown) return kInvalidHandle;
+  if (Result r = currentContext(); r != kSuccess) return r;
+  if (waitsForLegacy(kind)) drainLegacy(s);
+  char* to = shadowOf(s, dst, bytes);
+  if (to == nullptr) return kInvalidValue;
+  std::memcpy(to, src, bytes);
+  return kSuccess;
 }
 
 FAKE_EXPORT Result cuMemcpyDtoHAsync_v2(void* dst, DevicePtr src, size_t bytes, void* stream) {
-  if (!haveContext()) return kInvalidContext;
-  if (!knownStream(stream)) return kInvalidHandle;
-  return cuMemcpyDtoH_v2(dst, src, bytes);
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  StreamIs kind = classify(s, stream, "cuMemcpyDtoHAsync");
+  if (kind == StreamIs::kUnknown) return kInvalidHandle;
+  if (Result r = currentContext(); r != kSuccess) return r;
+  if (waitsForLegacy(kind)) drainLegacy(s);
+  const char* from = shadowOf(s, src, bytes);
+  if (from == nullptr) return kInvalidValue;
+  std::memcpy(dst, from, bytes);
+  return kSuccess;
 }
 
 // Needs no context, like the driver's (unified addressing).
@@ -285,7 +390,7 @@ FAKE_EXPORT Result cuPointerGetAttribute(void* data, int attribute, DevicePtr pt
 // size as it would for a dma-buf.
 FAKE_EXPORT Result cuMemGetHandleForAddressRange(void* handle, DevicePtr ptr, size_t bytes,
                                                  int type, unsigned long long) {
-  if (!haveContext()) return kInvalidContext;
+  if (Result r = currentContext(); r != kSuccess) return r;
   auto page = static_cast<DevicePtr>(sysconf(_SC_PAGESIZE));
   if (type != 1 || bytes == 0 || ptr % page != 0 || bytes % page != 0) return kInvalidValue;
   {

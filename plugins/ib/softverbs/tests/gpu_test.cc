@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -196,6 +197,45 @@ TEST_F(GpuTest, CopiesLeaveTheThreadsContextAlone) {
   cu::Context current = dev_->context();
   ASSERT_EQ(driver_.ctxGetCurrent(&current), cu::kSuccess);
   EXPECT_EQ(current, nullptr);
+}
+
+// An application may free its memory and drop its last reference on the
+// primary context before it deregisters (a failed conformance scenario
+// unwinding does). Without a reference of the MR's own, the context goes
+// with it, and the MR's copies and its deregistration use a dangling
+// stream, which the driver may crash on. With one, the copies fail cleanly
+// (as on an HCA whose peer memory was invalidated), and deregistering works.
+TEST_F(GpuTest, DeregistrationAfterTheMemoryAndItsContextWereReleased) {
+  // Only the buffer below may hold the primary context.
+  ASSERT_EQ(ibv_dereg_mr(devMr_), 0);
+  mrs_.erase(std::find(mrs_.begin(), mrs_.end(), devMr_));
+  devMr_ = nullptr;
+  dev_.reset();
+  std::string why;
+  auto dev = cu::DeviceBuffer::allocate(driver_, 0, kDevBytes, &why);
+  ASSERT_NE(dev, nullptr) << why;
+  std::vector<char> in(4096);
+  pattern(in.data(), in.size(), 8);
+  ASSERT_TRUE(dev->upload(0, in.data(), in.size(), &why)) << why;
+  ibv_mr* mr = ibv_reg_mr(pd_, dev->data(), kDevBytes, kFullAccess);
+  ASSERT_NE(mr, nullptr) << std::strerror(errno);
+  ASSERT_EQ(postWrite(a_, IBV_WR_RDMA_WRITE, dev->data(), 4096, mr->lkey, addrB(), mrB_->rkey, 1),
+            0);
+  expectSuccess(cqA_, IBV_WC_RDMA_WRITE);  // the MR's stream has been used
+  EXPECT_EQ(std::vector<char>(bufB_.begin(), bufB_.begin() + 4096), in);
+
+  void* freed = dev->data();
+  dev.reset();  // cuMemFree, then the application's last cuDevicePrimaryCtxRelease
+  ASSERT_EQ(postWrite(a_, IBV_WR_RDMA_WRITE, freed, 4096, mr->lkey, addrB(), mrB_->rkey, 2), 0);
+  ibv_wc wc;
+  ASSERT_TRUE(pollOne(cqA_, &wc));
+  EXPECT_EQ(wc.status, IBV_WC_LOC_PROT_ERR) << ibv_wc_status_str(wc.status);
+  EXPECT_EQ(ibv_dereg_mr(mr), 0);
+
+  // Device memory allocated afterwards registers as before.
+  dev_ = cu::DeviceBuffer::allocate(driver_, 0, kDevBytes, &why);
+  ASSERT_NE(dev_, nullptr) << why;
+  EXPECT_NE(reg(dev_->data(), kDevBytes), nullptr) << std::strerror(errno);
 }
 
 TEST_F(GpuTest, DmaBufRegistrationReachesTheMemory) {
