@@ -8,7 +8,7 @@ include(CMakePackageConfigHelpers)
 set(NCCLNET_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/ncclnet-sdk)
 
 install(DIRECTORY sdk/include/ncclnet DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS ncclnet_headers ncclnet_plugin ncclnet_host ncclnet_cuda
+install(TARGETS ncclnet_headers ncclnet_plugin ncclnet_host ncclnet_cuda ncclnet_unpack
         EXPORT ncclnet-sdk-targets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+
+#include "ncclnet/nccl_protocols.hpp"
 
 namespace ncclnet::socketnet {
 
@@ -124,6 +127,47 @@ ncclResult_t Config::read(ParamTable& params, int cores, Config* out) {
                        &value, kAuto, 10000);
   if (res != ncclSuccess) return res;
   c.spinUs = value < 0 ? autoSpinUs(cores) : static_cast<int>(value);
+
+  res = params.readInt("NCCLNET_SOCKET_UNPACK", 0,
+                       "1: offer NCCL's UNPACK device handle on receive comms (payload lands in "
+                       "bounce pages the GPU copies into place); needs NCCL_PROTO=Simple and a "
+                       "CUDA driver",
+                       &value, 0, 1);
+  if (res != ncclSuccess) return res;
+  c.unpack = value == 1;
+  res = params.readInt("NCCLNET_SOCKET_UNPACK_ARENA_MB", 8,
+                       "bounce pages per UNPACK receive comm, in MiB (at least 4: the largest "
+                       "receive)",
+                       &value, 4, 256);
+  if (res != ncclSuccess) return res;
+  c.unpackArenaBytes = static_cast<size_t>(value) << 20;
+  res = params.readInt("NCCLNET_SOCKET_UNPACK_COMMS", 32,
+                       "UNPACK receive comms per process the bounce pool has room for (the pool "
+                       "is pinned host memory of comms x arena, at most 4 GiB)",
+                       &value, 1, 4096);
+  if (res != ncclSuccess) return res;
+  c.unpackComms = static_cast<int>(value);
+  if (c.unpack && c.unpackArenaBytes * static_cast<size_t>(c.unpackComms) > (size_t(4) << 30)) {
+    NCCLNET_WARN(params.logger(),
+                 "NCCLNET_SOCKET_UNPACK_ARENA_MB x NCCLNET_SOCKET_UNPACK_COMMS = %zu MiB is over "
+                 "the 4 GiB a bounce pool can address; lower one of them",
+                 (c.unpackArenaBytes >> 20) * static_cast<size_t>(c.unpackComms));
+    return ncclInvalidUsage;
+  }
+  if (c.unpack) {
+    // NCCL's LL and LL128 receive kernels read the step buffer in place:
+    // their payload cannot wait in bounce pages, so NCCL must use SIMPLE only.
+    const char* proto = std::getenv("NCCL_PROTO");
+    NcclProtocols enabled;
+    if (!parseNcclProto(proto, &enabled) || !enabled.simpleOnly()) {
+      NCCLNET_WARN(params.logger(),
+                   "NCCLNET_SOCKET_UNPACK=1 ignored: NCCL_PROTO is '%s', and UNPACK needs "
+                   "NCCL_PROTO=Simple (NCCL's LL and LL128 kernels read received data in place, "
+                   "without an unpack step); receive comms stay in host mode",
+                   proto != nullptr ? proto : "");
+      c.unpack = false;
+    }
+  }
 
   *out = c;
   return ncclSuccess;

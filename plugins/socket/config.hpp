@@ -16,17 +16,20 @@ constexpr int kMaxStreams = 64;
 constexpr int kAuto = -2;  // NCCL's spelling of "pick a default"
 
 struct Config {
-  std::string ifname;          // NCCL_SOCKET_IFNAME ("" = automatic choice)
-  int family = 0;              // AF_UNSPEC, AF_INET or AF_INET6
-  int nThreads = 1;            // helper threads per comm (0: the caller moves the data)
-  int nSocksPerThread = 1;     // data sockets per helper thread
-  size_t inlineBytes = 0;      // payloads up to this size ride with their header
-  size_t minTaskBytes = 0;     // smallest stripe worth a socket of its own
-  int connectTimeoutMs = 0;    // connect() retries (refused, unreachable) give up after this
-  int handshakeTimeoutMs = 0;  // an accepted socket must say hello within this
-  int peerTimeoutMs = 0;       // TCP_USER_TIMEOUT / keepalive bound on a silent dead peer
-  int socketBufferBytes = 0;   // SO_SNDBUF/SO_RCVBUF of data sockets (0: kernel autotuning)
-  int spinUs = 0;              // helper threads retry stalled sockets this long before sleeping
+  std::string ifname;           // NCCL_SOCKET_IFNAME ("" = automatic choice)
+  int family = 0;               // AF_UNSPEC, AF_INET or AF_INET6
+  int nThreads = 1;             // helper threads per comm (0: the caller moves the data)
+  int nSocksPerThread = 1;      // data sockets per helper thread
+  size_t inlineBytes = 0;       // payloads up to this size ride with their header
+  size_t minTaskBytes = 0;      // smallest stripe worth a socket of its own
+  int connectTimeoutMs = 0;     // connect() retries (refused, unreachable) give up after this
+  int handshakeTimeoutMs = 0;   // an accepted socket must say hello within this
+  int peerTimeoutMs = 0;        // TCP_USER_TIMEOUT / keepalive bound on a silent dead peer
+  int socketBufferBytes = 0;    // SO_SNDBUF/SO_RCVBUF of data sockets (0: kernel autotuning)
+  int spinUs = 0;               // helper threads retry stalled sockets this long before sleeping
+  bool unpack = false;          // receive comms offer NCCL's UNPACK device handle
+  size_t unpackArenaBytes = 0;  // bounce pages per UNPACK receive comm
+  int unpackComms = 0;          // UNPACK receive comms the bounce pool has room for
 
   // Data sockets per comm: every helper thread drives nSocksPerThread of
   // them; without helper threads the caller drives nSocksPerThread.

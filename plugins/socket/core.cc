@@ -2,6 +2,7 @@
 // sdk-socket: the control socket's byte queues and the data sockets' drivers.
 #include "core.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -83,16 +84,28 @@ void CommCore::fillControl() {
   }
 }
 
-void CommCore::queueStripes(char* data, size_t size, std::atomic<int>* remaining) {
+void CommCore::queueStripes(const Landing& landing, std::atomic<int>* remaining) {
   int count = static_cast<int>(streams_.size());
-  int n = planStripes(size, count, shape_.minTaskBytes, nextStream_, plan_.data());
+  int n = planStripes(landing.size, count, shape_.minTaskBytes, nextStream_, plan_.data());
   nextStream_ = (nextStream_ + n) % count;
-  remaining->fetch_add(n, std::memory_order_acq_rel);
-  int nThreads = static_cast<int>(workers_.size());
+  // Every task is counted before the first is queued: a helper may finish
+  // one at once, and `remaining` must not reach zero in between.
+  pieces_.clear();
   for (int i = 0; i < n; i++) {
     const Stripe& s = plan_[i];
-    streams_[s.stream]->push(data + s.offset, s.length, remaining);
-    if (nThreads > 0) workers_[s.stream % nThreads]->wake();
+    for (size_t offset = s.offset, end = s.offset + s.length; offset < end;) {
+      size_t run = 0;
+      char* at = landing.at(offset, &run);
+      run = std::min(run, end - offset);
+      pieces_.push_back(Piece{s.stream, at, run});
+      offset += run;
+    }
+  }
+  remaining->fetch_add(static_cast<int>(pieces_.size()), std::memory_order_acq_rel);
+  int nThreads = static_cast<int>(workers_.size());
+  for (const Piece& piece : pieces_) {
+    streams_[piece.stream]->push(piece.at, piece.size, remaining);
+    if (nThreads > 0) workers_[piece.stream % nThreads]->wake();
   }
   driveStreams();
 }

@@ -13,6 +13,7 @@
 #include "config.hpp"
 #include "fd.hpp"
 #include "health.hpp"
+#include "ncclnet/unpack.hpp"
 #include "stream.hpp"
 #include "stripe.hpp"
 
@@ -24,6 +25,25 @@ struct Shape {
   int nThreads = 1;         // helper threads on each end
   size_t minTaskBytes = 1;  // stripe minimum
   int spinUs = 0;           // this end's helper spin (local: the ends need not agree)
+};
+
+// Where the bytes of one message go: the buffer NCCL gave (contiguous), or
+// the bounce pages of an UNPACK receive.
+struct Landing {
+  char* flat = nullptr;
+  const unpack::Receiver* receiver = nullptr;
+  const unpack::Pages* pages = nullptr;
+  size_t size = 0;
+
+  // The address of byte `offset` and how many bytes are contiguous there.
+  char* at(size_t offset, size_t* run) const {
+    if (receiver == nullptr) {
+      *run = size - offset;
+      return flat + offset;
+    }
+    *run = receiver->runAt(*pages, offset, size);
+    return receiver->hostAt(*pages, offset);
+  }
 };
 
 class CommCore {
@@ -48,10 +68,11 @@ class CommCore {
   size_t rxSize() const { return rxTail_ - rxHead_; }
   void consume(size_t size) { rxHead_ += size; }
 
-  // Cuts [data, data+size) into stripes, queues them on the data sockets,
-  // and adds their count to `remaining`. Both ends call it in the same
-  // message order, so the stripes line up.
-  void queueStripes(char* data, size_t size, std::atomic<int>* remaining);
+  // Cuts a message into stripes, queues them on the data sockets (a stripe
+  // over several runs of bounce pages as one task per run), and adds the
+  // task count to `remaining`. Both ends call it in the same message order,
+  // so the stripes line up.
+  void queueStripes(const Landing& landing, std::atomic<int>* remaining);
 
   // Without helper threads: moves data on every data socket from the
   // calling thread, without blocking. With helpers: nothing (they own the
@@ -67,6 +88,12 @@ class CommCore {
   std::vector<std::unique_ptr<Worker>> workers_;
   int nextStream_ = 0;
   std::vector<Stripe> plan_;
+  struct Piece {
+    int stream;
+    char* at;
+    size_t size;
+  };
+  std::vector<Piece> pieces_;  // queueStripes' scratch
   std::vector<uint8_t> tx_;
   size_t txHead_ = 0;
   std::vector<uint8_t> rx_;

@@ -9,7 +9,9 @@
 #include "config.hpp"
 #include "connect.hpp"
 #include "interfaces.hpp"
+#include "ncclnet/cuda_driver.hpp"
 #include "ncclnet/plugin.hpp"
+#include "ncclnet/unpack.hpp"
 
 namespace ncclnet::socketnet {
 
@@ -41,6 +43,13 @@ class SocketNet {
     ncclResult_t res =
         Config::read(net->params_, cores > 0 ? static_cast<int>(cores) : 1, &net->config_);
     if (res != ncclSuccess) return res;
+    if (net->config_.unpack && !cuda::Driver::get().available()) {
+      NCCLNET_WARN(net->log_,
+                   "NCCLNET_SOCKET_UNPACK=1 ignored: UNPACK bounce pages need the CUDA driver, "
+                   "which is %s; receive comms stay in host mode",
+                   cuda::Driver::get().whyNot().c_str());
+      net->config_.unpack = false;
+    }
     net->interfaces_ = findInterfaces(net->config_.ifname, net->config_.family, net->log_);
     if (net->interfaces_.empty()) return ncclSystemError;  // NCCL then falls back
     for (size_t i = 0; i < net->interfaces_.size(); i++) {
@@ -82,6 +91,15 @@ class SocketNet {
     props->vProps.devs[0] = dev;
     props->maxP2pBytes = kMaxMessageBytes;
     props->maxCollBytes = kMaxMessageBytes;
+    if (config_.unpack) {
+      // One receive per irecv (a slot of the kernel's queue per step), and
+      // no receive larger than the kernel's scatter list covers.
+      props->maxRecvs = 1;
+      props->netDeviceType = NCCL_NET_DEVICE_UNPACK;
+      props->netDeviceVersion = NCCL_NET_DEVICE_UNPACK_VERSION;
+      props->maxP2pBytes = unpack::kMaxReceiveBytes;
+      props->maxCollBytes = unpack::kMaxReceiveBytes;
+    }
     props->maxMultiRequestSize = 1;
     props->railId = NCCL_NET_ID_UNDEF;
     props->planeId = NCCL_NET_ID_UNDEF;
@@ -149,7 +167,7 @@ class SocketNet {
     return res;
   }
 
-  ncclResult_t accept(void* listenComm, void** recvComm, ncclNetDeviceHandle_v12_t**) {
+  ncclResult_t accept(void* listenComm, void** recvComm, ncclNetDeviceHandle_v12_t** devHandle) {
     if (recvComm == nullptr) return bad("accept", "NULL recvComm");
     *recvComm = nullptr;
     std::lock_guard<std::mutex> lock(mutex_);
@@ -157,11 +175,34 @@ class SocketNet {
     if (it == listens_.end()) return bad("accept", "unknown listenComm");
     std::unique_ptr<RecvComm> comm;
     ncclResult_t res = it->second->accept(&comm);
+    if (comm && wantsUnpack(devHandle)) {
+      std::unique_ptr<unpack::Receiver> receiver;
+      res = makeReceiver(&receiver);
+      if (res != ncclSuccess) return res;  // the comm closes
+      receiver->describe(*devHandle);
+      comm->enableUnpack(std::move(receiver));
+    }
     if (comm) {
       *recvComm = comm.get();
       recvs_.emplace(comm.get(), std::move(comm));
     }
     return res;
+  }
+
+  ncclResult_t getDeviceMr(void*, void* mhandle, void** dptrMhandle) {
+    if (dptrMhandle == nullptr) return bad("getDeviceMr", "NULL dptr_mhandle");
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (regions_.count(mhandle) == 0) return bad("getDeviceMr", "unknown mhandle");
+    // The kernel needs no view of a registration: it only copies bounce
+    // pages into buffers it already knows.
+    *dptrMhandle = nullptr;
+    return ncclSuccess;
+  }
+
+  ncclResult_t irecvConsumed(void* recvComm, int, void* request) {
+    auto* comm = static_cast<RecvComm*>(recvComm);
+    if (comm == nullptr || !comm->valid()) return bad("irecvConsumed", "not a recvComm");
+    return comm->consumed(request);
   }
 
   ncclResult_t regMr(void* comm, void* data, size_t size, int type, void** mhandle) {
@@ -228,6 +269,34 @@ class SocketNet {
  private:
   explicit SocketNet(Logger log) : log_(log), params_(log) {}
 
+  // An UNPACK receive: NCCL preallocated a handle of the version we offer.
+  bool wantsUnpack(ncclNetDeviceHandle_v12_t** devHandle) const {
+    return config_.unpack && devHandle != nullptr && *devHandle != nullptr &&
+           (*devHandle)->netDeviceType == NCCL_NET_DEVICE_UNPACK &&
+           (*devHandle)->netDeviceVersion == NCCL_NET_DEVICE_UNPACK_VERSION;
+  }
+
+  // A receiver on the process's bounce pool, made at the first UNPACK
+  // accept (mutex_ held).
+  ncclResult_t makeReceiver(std::unique_ptr<unpack::Receiver>* out) {
+    std::string why;
+    if (!bounce_) {
+      bounce_ = unpack::BouncePool::create(unpack::mappedRegions(cuda::Driver::get()),
+                                           config_.unpackArenaBytes, config_.unpackComms, &why);
+      if (!bounce_) {
+        NCCLNET_WARN(log_, "accept: cannot make the UNPACK bounce pool: %s", why.c_str());
+        return ncclSystemError;
+      }
+    }
+    *out = unpack::Receiver::create(bounce_, &why);
+    if (!*out) {
+      NCCLNET_WARN(log_, "accept: cannot set up UNPACK for a receive comm: %s%s", why.c_str(),
+                   " (NCCLNET_SOCKET_UNPACK_COMMS sets how many the pool serves)");
+      return ncclSystemError;
+    }
+    return ncclSuccess;
+  }
+
   bool validDevice(const char* fn, int dev) {
     if (dev >= 0 && dev < static_cast<int>(interfaces_.size())) return true;
     NCCLNET_WARN(log_, "%s: device %d does not exist (%zu devices)", fn, dev, interfaces_.size());
@@ -267,6 +336,7 @@ class SocketNet {
   std::unordered_map<void*, std::unique_ptr<SendComm>> sends_;
   std::unordered_map<void*, std::unique_ptr<RecvComm>> recvs_;
   std::unordered_map<void*, std::unique_ptr<Region>> regions_;
+  std::shared_ptr<unpack::BouncePool> bounce_;  // UNPACK bounce pages, from the first accept
 };
 
 }  // namespace ncclnet::socketnet

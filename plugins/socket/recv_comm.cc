@@ -10,6 +10,12 @@ namespace ncclnet::socketnet {
 
 RecvComm::RecvComm(std::unique_ptr<CommCore> core) : core_(std::move(core)) {}
 
+RecvComm::~RecvComm() {
+  // Helper threads may be writing into bounce pages: they stop before the
+  // pages go back to the pool for another comm.
+  core_.reset();
+}
+
 ncclResult_t RecvComm::irecv(int n, void** data, size_t* sizes, int* tags, void** request) {
   Health& health = core_->health();
   // NCCL may have stored NCCL_NET_OPTIONAL_RECV_COMPLETION in *request: it is
@@ -20,10 +26,21 @@ ncclResult_t RecvComm::irecv(int n, void** data, size_t* sizes, int* tags, void*
                  n, kMaxRecvs);
     return ncclInvalidArgument;
   }
+  if (unpack_ && n != 1) {
+    NCCLNET_WARN(health.log(), "%s: irecv with n=%d on an UNPACK comm (maxRecvs is 1)",
+                 health.what().c_str(), n);
+    return ncclInvalidArgument;
+  }
   std::lock_guard<std::mutex> lock(core_->mutex());
   if (!health.ok()) return health.error();
+  size_t capacity = data[0] == nullptr ? 0 : sizes[0];
+  if (unpack_ && !fitsBouncePages(capacity)) return ncclInvalidUsage;
   RecvRequest* r = pool_.acquire();
-  if (r == nullptr) {  // NCCL_NET_MAX_REQUESTS in flight: NCCL retries later
+  if (r != nullptr && unpack_ && !reservePages(r, capacity)) {
+    pool_.release(r);
+    r = nullptr;
+  }
+  if (r == nullptr) {  // no request (or no bounce pages) free: NCCL retries later
     pump();
     return health.error();
   }
@@ -57,16 +74,80 @@ ncclResult_t RecvComm::test(RecvRequest* r, int* done, int* sizes) {
   }
   pump();
   *done = 0;
+  if (r->reported) {
+    NCCLNET_WARN(core_->health().log(),
+                 "%s: test: receive %p was already reported done; it waits for irecvConsumed",
+                 core_->health().what().c_str(), static_cast<void*>(r));
+    return ncclInvalidArgument;
+  }
   if (r->matchedSlots == r->n && r->remaining.value.load(std::memory_order_acquire) == 0) {
     *done = 1;
     if (sizes != nullptr) std::copy(r->sizes, r->sizes + r->n, sizes);
     ncclResult_t res = r->error;
-    pool_.release(r);
+    if (unpack_ && res == ncclSuccess) {
+      // The scatter list goes out before NCCL hears of the data: its proxy
+      // then advances the tail the kernel waits for.
+      unpack_->publish(r->seq, r->pages, static_cast<size_t>(r->sizes[0]));
+      r->reported = true;
+    } else {
+      retire(r);
+    }
     return res;
   }
   ncclResult_t res = core_->health().error();
-  if (res != ncclSuccess) pool_.release(r);
+  if (res != ncclSuccess) retire(r);
   return res;
+}
+
+ncclResult_t RecvComm::consumed(void* request) {
+  std::lock_guard<std::mutex> lock(core_->mutex());
+  if (!unpack_) return ncclSuccess;  // host mode: NCCL's buffers held the data
+  auto* r = static_cast<RecvRequest*>(static_cast<RequestBase*>(request));
+  if (request == nullptr || !pool_.owns(r) || !r->reported) {
+    NCCLNET_WARN(core_->health().log(),
+                 "%s: irecvConsumed: %p is not a receive of this comm that test() reported done",
+                 core_->health().what().c_str(), request);
+    return ncclInvalidArgument;
+  }
+  retire(r);
+  return ncclSuccess;
+}
+
+void RecvComm::enableUnpack(std::unique_ptr<unpack::Receiver> receiver) {
+  std::lock_guard<std::mutex> lock(core_->mutex());
+  unpack_ = std::move(receiver);
+}
+
+bool RecvComm::fitsBouncePages(size_t capacity) const {
+  size_t limit = std::min(unpack_->arenaPages(), unpack::kMaxPagesPerReceive) * unpack::kPageBytes;
+  if (capacity <= limit) return true;
+  NCCLNET_WARN(core_->health().log(),
+               "%s: irecv of %zu bytes on an UNPACK comm: one receive holds at most %zu bytes "
+               "of bounce pages (the advertised maxP2pBytes/maxCollBytes)",
+               core_->health().what().c_str(), capacity, limit);
+  return false;
+}
+
+bool RecvComm::reservePages(RecvRequest* r, size_t capacity) {
+  // The queue has 16 slots, reused by receive seq + 16: a slot is free once
+  // the kernel consumed the receive before.
+  if (unconsumed_ >= unpack::kQueueDepth || !unpack_->reserve(capacity, &r->pages)) return false;
+  r->seq = nextSeq_++;
+  unconsumed_++;
+  return true;
+}
+
+void RecvComm::retire(RecvRequest* r) {
+  if (unpack_) {
+    unpack_->release(&r->pages);
+    unconsumed_--;
+  }
+  pool_.release(r);
+}
+
+Landing RecvComm::landing(RecvRequest* r, int slot, size_t size) const {
+  if (!unpack_) return Landing{r->data[slot], nullptr, nullptr, size};
+  return Landing{nullptr, unpack_.get(), &r->pages, size};
 }
 
 void RecvComm::pump() {
@@ -74,19 +155,24 @@ void RecvComm::pump() {
   Health& health = core_->health();
   while (health.ok()) {
     size_t available = core_->rxSize();
-    bool wantsMore = inlineLeft_ > 0 ? available == 0 : available < kHeaderBytes;
+    size_t inlineLeft = inlineFor_ != nullptr ? inlineTo_.size - inlineDone_ : 0;
+    bool wantsMore = inlineLeft > 0 ? available == 0 : available < kHeaderBytes;
     if (wantsMore) {
       core_->fillControl();
       if (core_->rxSize() == available) break;  // the socket is empty
       continue;
     }
-    if (inlineLeft_ > 0) {
-      size_t take = std::min(inlineLeft_, available);
-      std::memcpy(inlineAt_, core_->rxData(), take);
+    if (inlineLeft > 0) {
+      size_t run = 0;
+      char* at = inlineTo_.at(inlineDone_, &run);
+      size_t take = std::min({inlineLeft, available, run});
+      std::memcpy(at, core_->rxData(), take);
       core_->consume(take);
-      inlineAt_ += take;
-      inlineLeft_ -= take;
-      if (inlineLeft_ == 0) inlineFor_->remaining.value.fetch_sub(1, std::memory_order_acq_rel);
+      inlineDone_ += take;
+      if (inlineDone_ == inlineTo_.size) {
+        inlineFor_->remaining.value.fetch_sub(1, std::memory_order_acq_rel);
+        inlineFor_ = nullptr;
+      }
       continue;
     }
     DataHeader h;
@@ -132,6 +218,7 @@ bool RecvComm::onHeader(const DataHeader& h) {
                  r->capacity[slot]);
     r->error = ncclInvalidUsage;
     r->sizes[slot] = 0;
+    if (unpack_) unpack_->trim(&r->pages, 0);
   } else if (h.size > r->capacity[slot] || h.tag != r->tags[slot]) {
     // The sender checks this before sending; reaching here means a broken
     // peer, and the only safe answer is to stop reading.
@@ -142,13 +229,14 @@ bool RecvComm::onHeader(const DataHeader& h) {
     return false;
   } else {
     r->sizes[slot] = static_cast<int>(h.size);
+    if (unpack_) unpack_->trim(&r->pages, h.size);  // a shorter message: fewer pages
     if ((h.flags & kFlagInline) && h.size > 0) {
       r->remaining.value.fetch_add(1, std::memory_order_acq_rel);
-      inlineAt_ = r->data[slot];
-      inlineLeft_ = h.size;
+      inlineTo_ = landing(r, slot, h.size);
+      inlineDone_ = 0;
       inlineFor_ = r;
     } else if (h.size > 0) {
-      core_->queueStripes(r->data[slot], h.size, &r->remaining.value);
+      core_->queueStripes(landing(r, slot, h.size), &r->remaining.value);
     }
   }
   // Retired in posting order, as the sender does, so `ahead` stays in step.

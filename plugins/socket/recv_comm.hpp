@@ -16,10 +16,18 @@ class RecvComm {
   static constexpr uint32_t kMagic = 0x5243'5353;
 
   explicit RecvComm(std::unique_ptr<CommCore> core);
+  ~RecvComm();
+  RecvComm(const RecvComm&) = delete;
+  RecvComm& operator=(const RecvComm&) = delete;
 
   bool valid() const { return magic_ == kMagic; }
   ncclResult_t irecv(int n, void** data, size_t* sizes, int* tags, void** request);
   ncclResult_t test(RecvRequest* request, int* done, int* sizes);
+  // NCCL's kernel is done with a receive's data (UNPACK: its pages go back).
+  ncclResult_t consumed(void* request);
+
+  // From now on payload lands in `receiver`'s bounce pages (before any irecv).
+  void enableUnpack(std::unique_ptr<unpack::Receiver> receiver);
 
  private:
   // Flushes clear-to-sends, reads headers and inline payloads, queues the
@@ -27,15 +35,28 @@ class RecvComm {
   void pump();
   // One header: returns false when the comm failed.
   bool onHeader(const DataHeader& h);
+  // Where the message for buffer `slot` of `r` lands.
+  Landing landing(RecvRequest* r, int slot, size_t size) const;
+  // UNPACK: whether one receive of `capacity` bytes fits the arena (logs
+  // when not).
+  bool fitsBouncePages(size_t capacity) const;
+  // UNPACK: takes bounce pages for `r`; false when there is no room now.
+  bool reservePages(RecvRequest* r, size_t capacity);
+  // Ends a request that will not reach irecvConsumed (failed).
+  void retire(RecvRequest* r);
 
   const uint32_t magic_ = kMagic;
   std::unique_ptr<CommCore> core_;
   RequestPool<RecvRequest> pool_{NCCL_NET_MAX_REQUESTS};
   std::deque<RecvRequest*> matching_;  // posted receives with unmatched buffers, oldest first
   // An inline payload being copied out of the control stream.
-  char* inlineAt_ = nullptr;
-  size_t inlineLeft_ = 0;
+  Landing inlineTo_;
+  size_t inlineDone_ = 0;
   RecvRequest* inlineFor_ = nullptr;
+  // UNPACK mode (null: host mode, payload lands in NCCL's buffers).
+  std::unique_ptr<unpack::Receiver> unpack_;
+  uint64_t nextSeq_ = 0;
+  size_t unconsumed_ = 0;  // receives posted and not yet consumed
 };
 
 }  // namespace ncclnet::socketnet

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "ncclnet/abi/common.h"
+#include "ncclnet/unpack.hpp"
 #include "wire.hpp"
 
 namespace ncclnet::socketnet {
@@ -53,6 +54,12 @@ struct RecvRequest : RequestBase {
   int matchedSlots = 0;
   ncclResult_t error = ncclSuccess;
   Counter remaining;  // stripes and inline payloads still arriving
+  // UNPACK: the bounce pages the message lands in, its slot in the comm's
+  // queue, and whether test() reported it done (it then stays until
+  // irecvConsumed gives its pages back).
+  unpack::Pages pages;
+  uint64_t seq = 0;
+  bool reported = false;
 };
 
 }  // namespace ncclnet::socketnet

@@ -127,7 +127,7 @@ void SendComm::matchSends() {
       sendHeader(r, ahead, slot, r->size > 0 ? kFlagInline : 0);
     } else {
       sendHeader(r, ahead, slot, 0);
-      core_->queueStripes(r->data, r->size, &r->remaining.value);
+      core_->queueStripes(Landing{r->data, nullptr, nullptr, r->size}, &r->remaining.value);
     }
     // Retired after every header, exactly as the receiver does when it reads
     // one, so that `ahead` names the same receive on both ends.

@@ -13,8 +13,9 @@
 #              Transport scenarios with --device cuda (host bounce for all,
 #              GPU memory where the plugin advertises NCCL_PTR_CUDA) and the
 #              GpuMemory scenarios; counts of CUDA and DMA-BUF registrations
-#   nccl       sdk-ofi and sdk-ib inside real NCCL (sdk-ib also with
-#              GPUDirect through softverbs' DMA-BUF), every result checked
+#   nccl       sdk-socket in UNPACK mode, sdk-ofi and sdk-ib inside real NCCL
+#              (sdk-ib also with GPUDirect through softverbs' DMA-BUF), every
+#              result checked
 #   socket     sdk-socket inside NCCL next to NCCL's Socket (default and
 #              tuned); OURS adds sdk-socket variants (nccl_socket_compare.sh)
 set -uo pipefail
@@ -60,7 +61,7 @@ if want tests; then
   note "== GPU unit tests"
   if [ -n "$built_at" ] && [ -e "$built_at/CTestTestfile.cmake" ]; then
     if NCCLNET_REQUIRE_GPU=1 timeout 500 ctest --test-dir "$built_at" --output-on-failure -E on_cpu_stand_in \
-        -R 'CudaDriver|CudaDevice|cuda_driver_on|GpuTest|GpuProbe|GpuRule|IbDevices|softverbs_gpu|sdk_ib_gpu|conformance_sdk_ib_softverbs_gpu_memory|Cuda[A-Za-z]*\.|DmaBuf' \
+        -R 'CudaDriver|CudaDevice|cuda_driver_on|UnpackMapped|GpuTest|GpuProbe|GpuRule|IbDevices|softverbs_gpu|sdk_ib_gpu|conformance_sdk_ib_softverbs_gpu_memory|Cuda[A-Za-z]*\.|DmaBuf' \
         >"$OUT/gpu_ctest.log" 2>&1; then
       note "gpu ctest: ok ($(grep -Eo '[0-9]+ tests passed[^)]*' "$OUT/gpu_ctest.log" | tail -1))"
     else
@@ -105,6 +106,9 @@ PY
   }
   certify sdk-socket "$build/plugins/socket/libnccl-net-sdk-socket.so" sdk-socket.yaml \
     NCCL_SOCKET_IFNAME=lo
+  # UNPACK mode: the CUDA kernels copy bounce pages into place.
+  certify sdk-socket-unpack "$build/plugins/socket/libnccl-net-sdk-socket.so" \
+    sdk-socket-unpack.yaml
   certify sdk-ofi "$build/plugins/ofi/libnccl-net-sdk-ofi.so" sdk-ofi.yaml
   certify sdk-ib "$build/plugins/ib/libnccl-net-sdk-ib.so" sdk-ib-softverbs.yaml \
     NCCL_IBVERBS_LIB="$softverbs"
@@ -148,6 +152,14 @@ plugin_run() {  # NAME PLUGIN_SO NCCL_NET_NAME PROOF_REGEX [VAR=VALUE ...]
 }
 
 if want nccl; then
+  # UNPACK: NCCL's own receive kernels unpack sdk-socket's bounce pages.
+  plugin_run sdk-socket-unpack "$build/plugins/socket/libnccl-net-sdk-socket.so" sdk-socket \
+    "via NET/sdk-socket" NCCL_SOCKET_IFNAME=lo NCCLNET_SOCKET_UNPACK=1 NCCL_PROTO=Simple
+  if ! grep -m1 "NCCL_NET_DEVICE_UNPACK net plugin version 7" "$OUT/nccl-sdk-socket-unpack.log" \
+      >>"$summary"; then
+    note "sdk-socket-unpack: NCCL did not take the UNPACK device"
+    status=1
+  fi
   plugin_run sdk-ofi "$build/plugins/ofi/libnccl-net-sdk-ofi.so" sdk-ofi "via NET/sdk-ofi" \
     FI_PROVIDER="tcp;ofi_rxm" FI_TCP_IFACE=lo NCCLNET_OFI_DOMAINS=lo
   plugin_run sdk-ib "$build/plugins/ib/libnccl-net-sdk-ib.so" sdk-ib "via NET/sdk-ib" \

@@ -3,7 +3,10 @@
 #include "ncclnet/cuda_driver.hpp"
 
 #include <dlfcn.h>
+#include <sys/mman.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 namespace ncclnet {
 namespace cuda {
@@ -62,6 +65,7 @@ bool Driver::load(std::string* why) {
   bind(handle_, &primaryCtxGetState, "cuDevicePrimaryCtxGetState", &missing);
   bind(handle_, &ctxSetCurrent, "cuCtxSetCurrent", &missing);
   bind(handle_, &ctxGetCurrent, "cuCtxGetCurrent", &missing);
+  bind(handle_, &ctxGetDevice, "cuCtxGetDevice", &missing);
   bind(handle_, &memAlloc, "cuMemAlloc_v2", &missing);
   bind(handle_, &memFree, "cuMemFree_v2", &missing);
   bind(handle_, &memcpyHtoD, "cuMemcpyHtoD_v2", &missing);
@@ -74,6 +78,9 @@ bool Driver::load(std::string* why) {
   bind(handle_, &streamDestroy, "cuStreamDestroy_v2", &missing);
   bind(handle_, &streamSynchronize, "cuStreamSynchronize", &missing);
   bind(handle_, &pointerGetAttribute, "cuPointerGetAttribute", &missing);
+  bind(handle_, &memHostRegister, "cuMemHostRegister_v2", &missing);
+  bind(handle_, &memHostUnregister, "cuMemHostUnregister", &missing);
+  bind(handle_, &memHostGetDevicePointer, "cuMemHostGetDevicePointer_v2", &missing);
   bind(handle_, &memGetHandleForAddressRange, "cuMemGetHandleForAddressRange", nullptr);
   if (!missing.empty()) {
     *why = library_ + " lacks " + missing;
@@ -115,6 +122,14 @@ std::string Driver::describe(Result result) const {
   std::string out = name != nullptr ? name : "CUDA error " + std::to_string(result);
   if (text != nullptr) out += std::string(" (") + text + ")";
   return out;
+}
+
+int Driver::currentDevice() const {
+  if (!available()) return -1;
+  Context current = nullptr;
+  Device device = 0;
+  if (ctxGetCurrent(&current) != kSuccess || current == nullptr) return -1;
+  return ctxGetDevice(&device) == kSuccess ? device : -1;
 }
 
 bool Driver::isDeviceMemory(const void* p, Context* context, int* ordinal) const {
@@ -269,6 +284,60 @@ bool DeviceBuffer::settle(const char* what, std::string* why) const {
   *why =
       std::string(what) + " did not complete: cuStreamSynchronize failed: " + driver_.describe(r);
   return false;
+}
+
+std::unique_ptr<MappedHostBuffer> MappedHostBuffer::allocate(const Driver& driver, int device,
+                                                             size_t bytes, std::string* why) {
+  if (!driver.available()) {
+    *why = driver.whyNot();
+    return nullptr;
+  }
+  std::unique_ptr<MappedHostBuffer> buf(new MappedHostBuffer(driver, device));
+  Device dev = 0;
+  Result r = driver.deviceGet(&dev, device);
+  if (r == kSuccess) r = driver.primaryCtxRetain(&buf->context_, dev);
+  if (r != kSuccess) {
+    buf->context_ = nullptr;
+    *why = "cannot use CUDA device " + std::to_string(device) + ": " + driver.describe(r);
+    return nullptr;
+  }
+  // Anonymous pages: page-aligned and zeroed, as registration wants them.
+  size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  size_t span = (std::max<size_t>(bytes, 1) + page - 1) / page * page;
+  void* host = mmap(nullptr, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (host == MAP_FAILED) {
+    *why = "cannot map " + std::to_string(span) + " B of host memory";
+    return nullptr;
+  }
+  buf->host_ = host;
+  buf->size_ = span;
+  ScopedContext scope(driver, buf->context_);
+  r = scope.ok()
+          ? driver.memHostRegister(host, span, kHostRegisterPortable | kHostRegisterDeviceMap)
+          : scope.result();
+  if (r != kSuccess) {
+    *why = "cuMemHostRegister(" + std::to_string(span) + " B) failed: " + driver.describe(r);
+    return nullptr;
+  }
+  buf->registered_ = true;
+  r = driver.memHostGetDevicePointer(&buf->device_ptr_, host, 0);
+  if (r != kSuccess) {
+    *why = "cuMemHostGetDevicePointer failed: " + driver.describe(r);
+    return nullptr;
+  }
+  return buf;
+}
+
+MappedHostBuffer::~MappedHostBuffer() {
+  if (registered_) {
+    ScopedContext scope(driver_, context_);
+    driver_.memHostUnregister(host_);
+  }
+  if (host_ != nullptr) munmap(host_, size_);
+  if (context_ != nullptr) {
+    Device dev = 0;
+    if (driver_.deviceGet(&dev, device_) == kSuccess) driver_.primaryCtxRelease(dev);
+  }
 }
 
 }  // namespace cuda

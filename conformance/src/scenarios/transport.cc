@@ -17,8 +17,16 @@
 // GPU-direct placement, registered with regMr(NCCL_PTR_CUDA) or, when the
 // plugin and GPU allow, regMrDmaBuf) and need a plugin that advertises
 // NCCL_PTR_CUDA.
+//
+// Like NCCL, the suite honors NCCL_PROTO: phases of a protocol it leaves
+// out are not run (an UNPACK plugin needs NCCL_PROTO=Simple, since NCCL's
+// LL and LL128 kernels have no unpack step). UnpackRingAndP2p runs only
+// for UNPACK devices: every SIMPLE step then arrives as bounce pages the
+// device peer copies into place from the plugin's scatter lists.
 #include <cstdio>
+#include <cstdlib>
 
+#include "ncclnet/nccl_protocols.hpp"
 #include "ncclnet/transport/workload.hpp"
 #include "scenario/registry.hpp"
 #if NCCLNET_HAVE_CUDA_PEER
@@ -105,9 +113,28 @@ void countRegistrations(Ctx& c, const rt::Transport& transport) {
 // Runs this rank's side of `w` on the plugin through the reference
 // transport, with the profile's limits; any failure breaks `rule`.
 // `minRecvs` > 1: the topology needs shared comms (grouped receives).
-void runWorkload(Ctx& c, const rt::Workload& w, const rt::TransportConfig& config, int rule,
+// The phases NCCL_PROTO leaves NCCL; skips when none is left.
+rt::Workload withEnabledProtocols(const rt::Workload& w) {
+  const char* proto = std::getenv("NCCL_PROTO");
+  ncclnet::NcclProtocols enabled;
+  if (!ncclnet::parseNcclProto(proto, &enabled)) return w;  // a form NCCL may read otherwise
+  rt::Workload out = w;
+  out.phases.clear();
+  for (const rt::RoundOptions& phase : w.phases) {
+    bool on = phase.protocol == rt::Protocol::Simple ? enabled.simple
+              : phase.protocol == rt::Protocol::LL   ? enabled.ll
+                                                     : enabled.ll128;
+    if (on) out.phases.push_back(phase);
+  }
+  if (out.phases.empty())
+    skip("NCCL_PROTO=%s leaves NCCL none of this scenario's protocols", proto);
+  return out;
+}
+
+void runWorkload(Ctx& c, const rt::Workload& all, const rt::TransportConfig& config, int rule,
                  Buffers buffers = Buffers::Host, int minRecvs = 1) {
   if (c.nranks() != 2) skip("transport scenarios run on 2 ranks, not %d", c.nranks());
+  const rt::Workload w = withEnabledProtocols(all);
   auto limit = std::chrono::milliseconds(static_cast<long>(c.waitLimit() * 1000));
   rt::RankOptions options;
   options.transport.config = config;
@@ -264,6 +291,26 @@ void longRandomRun(Ctx& c) {
   runWorkload(c, w, rt::TransportConfig::shrunk(), 35);
 }
 
+void unpackRingAndP2p(Ctx& c) {
+  if (c.props().netDeviceType != NCCL_NET_DEVICE_UNPACK) {
+    skip("the plugin is not an UNPACK device (netDeviceType %d)", c.props().netDeviceType);
+  }
+  rt::Workload ring;
+  ring.links = rt::twoRankRing(2, false);
+  ring.phases = {
+      rt::RoundOptions{.protocol = rt::Protocol::Simple},
+      rt::RoundOptions{.protocol = rt::Protocol::Simple, .sliceSteps = 2, .chunkSteps = 4}};
+  ring.rounds = 8;
+  ring.maxBytes = 1 << 20;
+  runWorkload(c, ring, rt::TransportConfig(), 35);
+  rt::Workload p2p;
+  p2p.links = rt::twoRankRing(2, true);
+  p2p.phases = {rt::RoundOptions{.protocol = rt::Protocol::Simple}};
+  p2p.rounds = 8;
+  p2p.maxBytes = 1 << 20;
+  runWorkload(c, p2p, rt::TransportConfig(), 35);
+}
+
 }  // namespace
 
 void addTransportScenarios(std::vector<Scenario>& out) {
@@ -287,6 +334,9 @@ void addTransportScenarios(std::vector<Scenario>& out) {
                  "rounds through the shared pools"});
   out.push_back({area, "LongRandomRun", 35, 2, 6, longRandomRun,
                  "72 rounds of random sizes up to 1 MiB, protocols alternating"});
+  out.push_back({area, "UnpackRingAndP2p", 35, 2, 6, unpackRingAndP2p,
+                 "UNPACK devices: ring and p2p steps land as bounce pages, unpacked by the "
+                 "device peer from the plugin's scatter lists, bytes checked"});
   // GPU-direct placement: --device cuda and a plugin with NCCL_PTR_CUDA.
   out.push_back({area, "RingSimpleGpuMemory", 35, 2, 6, ringSimpleGpu,
                  "SIMPLE ring on 4 channels with step buffers in GPU memory (--device cuda)"});

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 
@@ -226,6 +227,43 @@ TEST(Config, CapsFollowNccl) {
     // Helpers spin only where the automatic choice gives them cores.
     EXPECT_EQ(autoSpinUs(cores) > 0, threads > 0);
   }
+}
+
+// UNPACK mode is taken only where NCCL will unpack every step: with
+// NCCL_PROTO leaving SIMPLE alone; otherwise one warning and host mode.
+TEST(Config, UnpackNeedsSimpleOnly) {
+  struct Env {
+    const char* name;
+    Env(const char* n, const char* v) : name(n) {
+      if (v != nullptr)
+        setenv(n, v, 1);
+      else
+        unsetenv(n);
+    }
+    ~Env() { unsetenv(name); }
+  };
+  Env unpack("NCCLNET_SOCKET_UNPACK", "1");
+  for (const char* proto : {"Simple", "^LL,LL128", "simple"}) {
+    Env p("NCCL_PROTO", proto);
+    ParamTable params(Logger(nullptr, "test"));
+    Config c;
+    ASSERT_EQ(Config::read(params, 2, &c), ncclSuccess);
+    EXPECT_TRUE(c.unpack) << proto;
+    EXPECT_EQ(c.unpackArenaBytes, size_t(8) << 20);
+  }
+  for (const char* proto : {static_cast<const char*>(nullptr), "LL,Simple", "^LL", "bogus"}) {
+    Env p("NCCL_PROTO", proto);
+    ParamTable params(Logger(nullptr, "test"));
+    Config c;
+    ASSERT_EQ(Config::read(params, 2, &c), ncclSuccess);
+    EXPECT_FALSE(c.unpack) << (proto ? proto : "(unset)");
+  }
+  Env p("NCCL_PROTO", "Simple");
+  Env arena("NCCLNET_SOCKET_UNPACK_ARENA_MB", "256");
+  Env comms("NCCLNET_SOCKET_UNPACK_COMMS", "17");  // 4.25 GiB: over what 32-bit offsets reach
+  ParamTable params(Logger(nullptr, "test"));
+  Config c;
+  EXPECT_EQ(Config::read(params, 2, &c), ncclInvalidUsage);
 }
 
 }  // namespace

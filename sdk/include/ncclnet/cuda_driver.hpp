@@ -54,6 +54,8 @@ constexpr unsigned kMemoryTypeDevice = 2;             // CU_MEMORYTYPE_DEVICE
 constexpr int kDeviceAttributeDmaBufSupported = 124;  // CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED
 constexpr int kMemRangeHandleTypeDmaBufFd = 1;        // CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD
 constexpr unsigned kStreamNonBlocking = 1;            // CU_STREAM_NON_BLOCKING
+constexpr unsigned kHostRegisterPortable = 1;         // CU_MEMHOSTREGISTER_PORTABLE
+constexpr unsigned kHostRegisterDeviceMap = 2;        // CU_MEMHOSTREGISTER_DEVICEMAP
 
 // The entry points. Named after the driver functions without the `cu`
 // prefix (cuda.h #defines the unversioned names, which would rename members).
@@ -70,6 +72,7 @@ struct DriverFunctions {
   Result (*primaryCtxGetState)(Device device, unsigned* flags, int* active) = nullptr;
   Result (*ctxSetCurrent)(Context context) = nullptr;
   Result (*ctxGetCurrent)(Context* context) = nullptr;
+  Result (*ctxGetDevice)(Device* device) = nullptr;
   Result (*memAlloc)(DevicePtr* ptr, size_t bytes) = nullptr;
   Result (*memFree)(DevicePtr ptr) = nullptr;
   Result (*memcpyHtoD)(DevicePtr dst, const void* src, size_t bytes) = nullptr;
@@ -82,6 +85,9 @@ struct DriverFunctions {
   Result (*streamDestroy)(Stream stream) = nullptr;
   Result (*streamSynchronize)(Stream stream) = nullptr;
   Result (*pointerGetAttribute)(void* data, int attribute, DevicePtr ptr) = nullptr;
+  Result (*memHostRegister)(void* ptr, size_t bytes, unsigned flags) = nullptr;
+  Result (*memHostUnregister)(void* ptr) = nullptr;
+  Result (*memHostGetDevicePointer)(DevicePtr* dptr, void* ptr, unsigned flags) = nullptr;
   // Optional (driver >= 11.7); absent means no DMA-BUF export.
   Result (*memGetHandleForAddressRange)(void* handle, DevicePtr ptr, size_t bytes, int type,
                                         unsigned long long flags) = nullptr;
@@ -115,6 +121,8 @@ class Driver : public DriverFunctions {
   // driver does not know, and any error, count as host. On true, *context
   // (if given) is the context that owns it, and *ordinal its device.
   bool isDeviceMemory(const void* p, Context* context = nullptr, int* ordinal = nullptr) const;
+  // The device of the calling thread's current context, or -1 without one.
+  int currentDevice() const;
   // Whether `device` can export DMA-BUF handles (and the driver can).
   bool dmaBufSupported(int device) const;
   // A DMA-BUF fd over [base, base + bytes), both page-aligned; -1 and *why
@@ -187,6 +195,34 @@ class DeviceBuffer {
   Context context_ = nullptr;
   DevicePtr ptr_ = 0;
   size_t size_ = 0;
+};
+
+// Page-aligned, zeroed host memory, pinned and mapped into the address
+// space of every context (portable): the CPU writes it through data(), a
+// kernel reads it through devicePtr(). Made with the primary context of
+// `device` current, on which it holds a reference.
+class MappedHostBuffer {
+ public:
+  static std::unique_ptr<MappedHostBuffer> allocate(const Driver& driver, int device, size_t bytes,
+                                                    std::string* why);
+  ~MappedHostBuffer();
+  MappedHostBuffer(const MappedHostBuffer&) = delete;
+  MappedHostBuffer& operator=(const MappedHostBuffer&) = delete;
+
+  void* data() const { return host_; }
+  DevicePtr devicePtr() const { return device_ptr_; }
+  size_t size() const { return size_; }
+
+ private:
+  MappedHostBuffer(const Driver& driver, int device) : driver_(driver), device_(device) {}
+
+  const Driver& driver_;
+  int device_;
+  Context context_ = nullptr;
+  void* host_ = nullptr;
+  size_t size_ = 0;
+  bool registered_ = false;
+  DevicePtr device_ptr_ = 0;
 };
 
 }  // namespace cuda

@@ -9,13 +9,13 @@
 // `ncclnet-info --params` collects these lines through its logger.
 #pragma once
 
+#include <strings.h>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdlib>
 #include <initializer_list>
 #include <string>
-#include <strings.h>
 #include <vector>
 
 #include "ncclnet/log.hpp"
@@ -33,6 +33,7 @@ struct ParamInfo {
 class ParamTable {
  public:
   explicit ParamTable(Logger logger) : logger_(logger) {}
+  Logger logger() const { return logger_; }
 
   // Reads an integer knob. An unset or empty variable yields `def`; a value
   // that is not an integer in [min, max] is an error (ncclInvalidUsage and one
@@ -48,7 +49,8 @@ class ParamTable {
       long long parsed = std::strtoll(raw, &end, 0);
       if (errno != 0 || end == raw || *end != '\0' || parsed < min || parsed > max) {
         NCCLNET_WARN(logger_,
-                     "%s='%s' is not an integer in [%" PRId64 ", %" PRId64 "]; "
+                     "%s='%s' is not an integer in [%" PRId64 ", %" PRId64
+                     "]; "
                      "unset it or give a valid value (default %" PRId64 ")",
                      name, raw, min, max, def);
         return ncclInvalidUsage;
@@ -61,8 +63,7 @@ class ParamTable {
   }
 
   // Reads a free-form string knob (interface lists, paths).
-  ncclResult_t readString(const char* name, const char* def, const char* help,
-                          std::string* out) {
+  ncclResult_t readString(const char* name, const char* def, const char* help, std::string* out) {
     const char* raw = std::getenv(name);
     bool fromEnv = raw != nullptr && raw[0] != '\0';
     *out = fromEnv ? raw : def;
@@ -122,4 +123,3 @@ class ParamTable {
 };
 
 }  // namespace ncclnet
-

@@ -6,6 +6,7 @@
 #include <cinttypes>
 #include <condition_variable>
 #include <cstdio>
+#include <cstring>
 #include <deque>
 #include <list>
 #include <map>
@@ -66,6 +67,7 @@ struct WorkState {
   size_t offset = 0;  // payload bytes moved so far
   uint64_t step = 0;  // absolute step of the next slice
   std::vector<uint8_t> scratch;
+  uint64_t unpackHead = 0;  // UNPACK receive: the kernel's copy of handle->head
   Clock::time_point lastMove;
   const char* waitingFor = "start";
 };
@@ -130,6 +132,47 @@ char* sliceBuffer(const DeviceWork& w, int slot) {
     return c.buffs[p] + c.recvMem->connFifo[slot].offset.load(std::memory_order_acquire);
   }
   return c.buffs[p] + static_cast<size_t>(slot) * c.stepSize[p];
+}
+
+// A receive connection whose SIMPLE steps arrive as bounce pages.
+bool isUnpack(const DeviceConnection& c) {
+  return c.hasNetDeviceHandle && c.netDeviceHandle.netDeviceType == NCCL_NET_DEVICE_UNPACK;
+}
+
+// The plugin's unpack queue of such a connection, or nullptr.
+ncclNetUnpackDeviceHandle* unpackHandle(const DeviceConnection& c) {
+  return isUnpack(c) ? static_cast<ncclNetUnpackDeviceHandle*>(c.netDeviceHandle.handle) : nullptr;
+}
+
+// What NCCL's receive kernel does before it reads a SIMPLE step of an
+// UNPACK connection (after head moved on to this step): copy each entry of
+// queue slot head % 16 from the
+// bounce area into the step. Checks what the kernel trusts: the count and
+// that no entry reaches past the slice. Empty on success.
+std::string unpackSlice(const ncclNetUnpackDeviceHandle& h, uint64_t head, uint8_t* slice,
+                        size_t sliceBytes) {
+  size_t slot = head % NCCL_NET_DEVICE_UNPACK_MAX_QUEUE_DEPTH;
+  uint64_t count = __atomic_load_n(&h.meta->cnt[slot], __ATOMIC_ACQUIRE);
+  char what[200];
+  if (count > NCCL_NET_UNPACK_MAX_SLICE_PAGES) {
+    std::snprintf(what, sizeof(what),
+                  "UNPACK queue slot %zu holds %" PRIu64 " entries (at most %d)", slot, count,
+                  NCCL_NET_UNPACK_MAX_SLICE_PAGES);
+    return what;
+  }
+  const auto* bounce = static_cast<const uint8_t*>(h.bounce_buf);
+  for (uint64_t i = 0; i < count; i++) {
+    const ncclNetUnpackLoadMeta& e = h.meta->mem[slot][i];
+    if (e.dst_off > sliceBytes || e.len > sliceBytes - e.dst_off) {
+      std::snprintf(what, sizeof(what),
+                    "UNPACK entry %" PRIu64 " of slot %zu copies %u bytes to offset %" PRIu64
+                    " of a %zu-byte slice",
+                    i, slot, e.len, e.dst_off, sliceBytes);
+      return what;
+    }
+    std::memcpy(slice + e.dst_off, bounce + e.src_off, e.len);
+  }
+  return "";
 }
 
 std::string describeWork(const WorkState& w, const char* what) {
@@ -201,9 +244,20 @@ Move HostDevicePeer::Impl::advanceRecv(WorkState& w, std::string* error) {
       w.waitingFor = "tail from the proxy";
       return Move::Blocked;
     }
-    payload = work.userBuffer != nullptr
-                  ? reinterpret_cast<const uint8_t*>(work.userBuffer) + w.offset
-                  : reinterpret_cast<const uint8_t*>(sliceBuffer(work, slot));
+    uint8_t* target = work.userBuffer != nullptr
+                          ? reinterpret_cast<uint8_t*>(work.userBuffer) + w.offset
+                          : reinterpret_cast<uint8_t*>(sliceBuffer(work, slot));
+    if (isUnpack(c)) {
+      const ncclNetUnpackDeviceHandle* h = unpackHandle(c);
+      w.unpackHead++;  // as NCCL's kernel: head moves on, then the slot is read
+      std::string bad = h == nullptr ? "the plugin's UNPACK device handle has no unpack queue"
+                                     : unpackSlice(*h, w.unpackHead, target, n);
+      if (!bad.empty()) {
+        *error = describeWork(w, bad.c_str());
+        return Move::Failed;
+      }
+    }
+    payload = target;
   } else {
     w.scratch.resize(n);
     const char* buff = sliceBuffer(work, slot);
@@ -252,6 +306,7 @@ Move HostDevicePeer::Impl::advance(WorkState& w, std::string* error) {
     if (c.direction == Direction::Recv && w.work.userBuffer != nullptr) {
       c.recvMem->connFifo[w.step % kSteps].size.store(0, std::memory_order_release);
     }
+    if (const ncclNetUnpackDeviceHandle* h = unpackHandle(c)) w.unpackHead = h->head;
   }
   Move m = c.direction == Direction::Send ? advanceSend(w, error) : advanceRecv(w, error);
   if (m != Move::Advanced) return m;
@@ -261,6 +316,8 @@ Move HostDevicePeer::Impl::advance(WorkState& w, std::string* error) {
   if (w.slice == w.plan.sliceBytes.size()) {
     w.finished = true;
     c.step = w.step;
+    // Like the kernel at the end of its primitives: the next one resumes here.
+    if (ncclNetUnpackDeviceHandle* h = unpackHandle(c)) h->head = w.unpackHead;
   }
   return m;
 }

@@ -32,6 +32,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -53,6 +54,8 @@ constexpr Result kInvalidDevice = 101;
 constexpr Result kInvalidContext = 201;
 constexpr Result kContextIsDestroyed = 709;
 constexpr Result kInvalidHandle = 400;
+constexpr Result kHostMemoryAlreadyRegistered = 712;
+constexpr Result kHostMemoryNotRegistered = 713;
 
 constexpr size_t kReserve = size_t(1) << 36;  // address space only (64 GiB)
 constexpr size_t kAlign = size_t(2) << 20;
@@ -79,6 +82,7 @@ struct State {
   std::set<void*> deadStreams;                  // of a destroyed context (kept allocated)
   std::deque<Queued> legacy;                    // the legacy stream's pending work
   std::atomic<int> primaryRefs{0};              // changed under the mutex, read without
+  std::map<uintptr_t, size_t> hostRegistered;   // pinned host ranges, by address
 };
 
 State& state() {
@@ -246,6 +250,12 @@ FAKE_EXPORT Result cuCtxGetCurrent(void** context) {
   return kSuccess;
 }
 
+FAKE_EXPORT Result cuCtxGetDevice(int* device) {
+  if (Result r = currentContext(); r != kSuccess) return r;
+  *device = 0;
+  return kSuccess;
+}
+
 FAKE_EXPORT Result cuMemAlloc_v2(DevicePtr* ptr, size_t bytes) {
   if (Result r = currentContext(); r != kSuccess) return r;
   State& s = state();
@@ -405,5 +415,43 @@ FAKE_EXPORT Result cuMemGetHandleForAddressRange(void* handle, DevicePtr ptr, si
     return kOutOfMemory;
   }
   *static_cast<int*>(handle) = fd;
+  return kSuccess;
+}
+
+// Registered host memory stays ordinary host memory the CPU reads and
+// writes; its device address is its host address (unified addressing).
+FAKE_EXPORT Result cuMemHostRegister_v2(void* ptr, size_t bytes, unsigned) {
+  if (Result r = currentContext(); r != kSuccess) return r;
+  if (ptr == nullptr || bytes == 0) return kInvalidValue;
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  auto at = reinterpret_cast<uintptr_t>(ptr);
+  auto next = s.hostRegistered.lower_bound(at);
+  bool overlapsNext = next != s.hostRegistered.end() && next->first < at + bytes;
+  bool overlapsPrev =
+      next != s.hostRegistered.begin() && std::prev(next)->first + std::prev(next)->second > at;
+  if (overlapsNext || overlapsPrev) return kHostMemoryAlreadyRegistered;
+  s.hostRegistered.emplace(at, bytes);
+  return kSuccess;
+}
+
+FAKE_EXPORT Result cuMemHostUnregister(void* ptr) {
+  if (Result r = currentContext(); r != kSuccess) return r;
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return s.hostRegistered.erase(reinterpret_cast<uintptr_t>(ptr)) == 1 ? kSuccess
+                                                                       : kHostMemoryNotRegistered;
+}
+
+FAKE_EXPORT Result cuMemHostGetDevicePointer_v2(DevicePtr* dptr, void* ptr, unsigned flags) {
+  if (Result r = currentContext(); r != kSuccess) return r;
+  if (flags != 0) return kInvalidValue;
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  auto at = reinterpret_cast<uintptr_t>(ptr);
+  auto it = s.hostRegistered.upper_bound(at);
+  if (it == s.hostRegistered.begin() || std::prev(it)->first + std::prev(it)->second <= at)
+    return kInvalidValue;
+  *dptr = static_cast<DevicePtr>(at);
   return kSuccess;
 }

@@ -40,9 +40,11 @@ typedef ncclNetDeviceHandle_v9_t ncclNetDeviceHandle_v10_t;
 typedef ncclNetDeviceHandle_v10_t ncclNetDeviceHandle_v11_t;
 typedef ncclNetDeviceHandle_v11_t ncclNetDeviceHandle_v12_t;
 
-/* UNPACK metadata (device side). Per step NCCL's kernel reads cnt[head % 16]
- * and copies mem[head % 16][i].len bytes from bounce_buf + src_off to the
- * step buffer + dst_off, then increments head. */
+/* UNPACK metadata (device side). For each step of a receive connection
+ * NCCL's SIMPLE kernel first increments head, then reads cnt[head % 16] and
+ * copies mem[head % 16][i].len bytes from bounce_buf + src_off to the step
+ * buffer + dst_off. With head starting at 0, the k-th receive (from 0)
+ * therefore uses slot (k + 1) % 16. */
 #define NCCL_NET_DEVICE_UNPACK_MAX_QUEUE_DEPTH 16
 #define NCCL_NET_UNPACK_MAX_SLICE_SIZE 4194304
 #define NCCL_NET_UNPACK_SLICE_PAGE_SIZE 4096

@@ -14,6 +14,7 @@
 
 #include "device_memory_ops.cuh"
 #include "kernel_abi.hpp"
+#include "ncclnet/abi/net_device.h"
 
 namespace ncclnet::transport::cuda_peer {
 
@@ -30,6 +31,10 @@ struct BlockState {
   uint64_t failSeen;
   uint64_t failLine;
   unsigned long long badPos;  // first wrong payload byte of the slice
+  // UNPACK receive: the plugin's queue and bounce base, and the kernel's head.
+  ncclNetUnpackMeta* unpackMeta;
+  char* unpackBounce;
+  uint64_t unpackHead;
 };
 
 // Where the current slice is, for status records.

@@ -201,6 +201,11 @@ WorkDesc describeForKernel(const DeviceWork& work, int workIndex, uint64_t start
                   .fifoStride = sizeof(ConnFifoEntry),
                   .buff = c.buffs[p],
                   .userBuffer = work.userBuffer,
+                  .unpack = c.hasNetDeviceHandle &&
+                                    c.netDeviceHandle.netDeviceType == NCCL_NET_DEVICE_UNPACK &&
+                                    work.protocol == Protocol::Simple
+                                ? c.netDeviceHandle.handle
+                                : nullptr,
                   .stepSize = c.stepSize[p],
                   .startStep = startStep,
                   .nbytes = work.nbytes,

@@ -30,8 +30,10 @@ __device__ bool runWork(const LaunchArgs& a, BlockState& s, volatile WorkStatus*
                       int64_t{0});
         __threadfence_system();
       }
+      if (w.unpack != nullptr) unpackBegin(s);
     }
   }
+  __syncthreads();  // thread 0's unpack state is every thread's
   for (uint64_t slice = 0; slice < slices; slice++, step += w.sliceSteps) {
     SliceAt at{.slice = slice,
                .step = step,
@@ -41,6 +43,7 @@ __device__ bool runWork(const LaunchArgs& a, BlockState& s, volatile WorkStatus*
     if (!ok) return false;
   }
   if (threadIdx.x == 0) {
+    if (w.unpack != nullptr) unpackEnd(s);
     st->slice = slices;
     st->step = step;
     st->offset = w.nbytes;

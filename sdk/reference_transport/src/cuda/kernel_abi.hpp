@@ -21,6 +21,8 @@ enum WorkState : int32_t {
   kMismatch = 3,  // a received byte differs from the pattern
   kTimedOut = 4,  // a wait saw no progress for the launch's timeout
   kStopped = 5,   // stopped by the launch's stop word (another work failed, or the peer stops)
+  kBadUnpackCount = 6,  // an UNPACK queue slot holds more entries than the kernel reads
+  kBadUnpackEntry = 7,  // an UNPACK entry copies past the slice's end
 };
 
 // What a work waits for (progress reports and failures).
@@ -46,6 +48,7 @@ struct WorkDesc {
   uint64_t fifoStride;
   char* buff;          // the protocol's buffer (the pool in offset mode)
   char* userBuffer;    // a registered user buffer (SIMPLE): payload there, not in buff
+  void* unpack;        // UNPACK receive (SIMPLE): the plugin's ncclNetUnpackDeviceHandle
   uint64_t stepSize;   // bytes per step slot
   uint64_t startStep;  // roundUp(connection step, chunkSteps)
   uint64_t nbytes;
@@ -66,14 +69,15 @@ struct WorkStatus {
   int32_t waitingFor;  // WaitKind
   uint64_t slice;      // current slice, and how many there are
   uint64_t slices;
-  uint64_t step;     // absolute step of the current slice
-  uint64_t offset;   // payload offset of the current slice
-  uint64_t want;     // what the wait needed (counter value or flag)
-  uint64_t seen;     // what it last saw
-  uint64_t line;     // LL/LL128: the line waited for
-  uint64_t badByte;  // kMismatch: message byte
-  uint32_t got;
-  uint32_t expected;
+  uint64_t step;    // absolute step of the current slice
+  uint64_t offset;  // payload offset of the current slice
+  uint64_t want;    // what the wait needed (counter value or flag)
+  uint64_t seen;    // what it last saw
+  uint64_t line;    // LL/LL128: the line waited for
+  uint64_t
+      badByte;   // kMismatch: message byte; kBadUnpackCount: the count; kBadUnpackEntry: the entry
+  uint32_t got;  // kBadUnpackEntry: the entry's length
+  uint32_t expected;  // kBadUnpackEntry: its destination offset (low 32 bits)
 };
 
 struct LaunchArgs {

@@ -2,8 +2,10 @@
 // nccl-net-sdk (reference transport), internal: consuming one slice from a
 // receive connection, as NCCL's receive primitives do, checking every byte:
 //
-//   SIMPLE    thread 0 waits tail >= step + sliceSteps; then every thread
-//             checks its words (volatile loads)
+//   SIMPLE    thread 0 waits tail >= step + sliceSteps; on an UNPACK
+//             connection the block copies the slice's bounce pages into
+//             place (unpack_slice.cuh); then every thread checks its words
+//             (volatile loads)
 //   LL        every thread polls its 16-byte lines until both flags are
 //             llFlag(step) (NCCL's kernels do not wait for the tail)
 //   LL128     every thread polls its lines' flag words for ll128Flag(step),
@@ -20,6 +22,7 @@
 #include "ncclnet/transport/lines.hpp"
 #include "ncclnet/transport/pattern.hpp"
 #include "ncclnet/transport/steps.hpp"
+#include "unpack_slice.cuh"
 
 namespace ncclnet::transport::cuda_peer {
 
@@ -150,6 +153,7 @@ __device__ bool recvSlice(const LaunchArgs& a, BlockState& s, volatile WorkStatu
     if (threadIdx.x == 0) recordFailure(a, s, st, at);
     return false;
   }
+  if (w.unpack != nullptr && !unpackSlice(a, s, st, at, s.buff)) return false;
   const char* buff = s.buff;
   switch (protocol) {
     case Protocol::Simple:

@@ -6,6 +6,7 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "ncclnet/abi/net_device.h"
 #include "ncclnet/transport/constants.hpp"
 
 namespace ncclnet::transport::cuda_peer {
@@ -56,6 +57,17 @@ std::string what(const WorkStatus& s) {
                     s.badByte - s.offset, s.badByte, s.got, s.expected);
       return text;
     case kTimedOut: return "timed out waiting for " + waitText(s);
+    case kBadUnpackCount:
+      std::snprintf(text, sizeof(text),
+                    "the UNPACK queue slot holds %" PRIu64 " entries (at most %d)", s.badByte,
+                    NCCL_NET_UNPACK_MAX_SLICE_PAGES);
+      return text;
+    case kBadUnpackEntry:
+      std::snprintf(text, sizeof(text),
+                    "UNPACK entry %" PRIu64
+                    " copies %u bytes to slice offset %u, past the slice's end",
+                    s.badByte, s.got, s.expected);
+      return text;
     case kStopped:
       if (s.waitingFor == kWaitEarlierWork)
         return "not started: an earlier work on its connection failed";
@@ -123,7 +135,8 @@ LaunchOutcome summarize(const std::vector<WorkDesc>& descs, const WorkStatus* st
   for (size_t i = 0; i < descs.size(); i++) {
     int state = snapshot(status, static_cast<int>(i)).state;
     int index = static_cast<int>(i);
-    if (state == kMismatch && mismatch < 0) mismatch = index;
+    bool wrong = state == kMismatch || state == kBadUnpackCount || state == kBadUnpackEntry;
+    if (wrong && mismatch < 0) mismatch = index;
     if (state == kTimedOut && timedOut < 0) timedOut = index;
     if (state != kDone && stopped < 0) stopped = index;
   }

@@ -11,7 +11,9 @@
 //   LL128:  write lines with flag ll128Flag(s), then tail        (release)
 // Recv work, at start head = first step (returns rounded-up credits), then
 // per slice:
-//   SIMPLE: wait tail >= s + sliceSteps, read buffer
+//   SIMPLE: wait tail >= s + sliceSteps, read buffer (UNPACK connection:
+//           first head++, then copy the bounce pages listed in queue slot
+//           head % 16 into the buffer, as NCCL's unpack step does)
 //   LL/LL128: poll the lines' flags (NCCL's kernels do not wait for tail)
 //   check the payload, then head = s + sliceSteps               (release)
 // A line whose flags are valid but whose payload is not (a plugin copying
