@@ -458,8 +458,18 @@ class LoopNet {
     auto it = comms_.find(comm);
     if (it == comms_.end()) return bad("close", "unknown comm");
     {
-      std::lock_guard<std::mutex> chLock(it->second->channel->mutex);
-      it->second->channel->flushLate(true);
+      Channel& ch = *it->second->channel;
+      std::lock_guard<std::mutex> chLock(ch.mutex);
+      ch.flushLate(true);
+      // The closed end's unmatched messages go with it, as a torn-down
+      // connection's would: its buffers are freed once close returns, and
+      // the other end must never copy from or into them.
+      if (it->second->send) {
+        ch.sends.clear();
+        ch.holding = false;
+      } else {
+        ch.recvs.clear();
+      }
     }
     comms_.erase(it);
     return ncclSuccess;
