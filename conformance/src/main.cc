@@ -57,16 +57,22 @@ void listCatalogue() {
 }
 
 // The versions to run: what NCCL would pick, every exported one in the
-// window (all), or the one asked for.
+// window (all), every one from vN up (vN+), or the one asked for.
 bool chooseVersions(const std::string& abi, const PluginInfo& info, int oldest, int newest,
                     std::vector<int>* out, std::string* error) {
   if (abi.empty()) {
     out->push_back(info.selectedVersion);
     return true;
   }
+  bool andNewer = abi.size() > 2 && abi.back() == '+';
+  int from = andNewer ? std::atoi(abi.c_str() + 1) : 0;
+  if (andNewer && (abi[0] != 'v' || from < NCCLNET_ABI_OLDEST)) {
+    *error = "--abi " + abi + ": expected all, vN or vN+ with N in 6..12";
+    return false;
+  }
   for (int v : info.exported) {
     bool inWindow = v >= oldest && v <= newest;
-    if (abi == "all" ? inWindow : abi == "v" + std::to_string(v)) {
+    if (abi == "all" || andNewer ? inWindow && v >= from : abi == "v" + std::to_string(v)) {
       if (!inWindow) {
         *error = "--abi " + abi + " is outside the emulated NCCL's window v" +
                  std::to_string(oldest) + "..v" + std::to_string(newest);

@@ -38,7 +38,7 @@ const char* usage() {
          "  --plugin NAME|PATH   plugin to certify, as NCCL_NET_PLUGIN takes it (default: the\n"
          "                       profile's 'plugin', else $NCCL_NET_PLUGIN)\n"
          "  --profile FILE       YAML profile (conformance/profiles/default.yaml documents it)\n"
-         "  --abi all|vN         ABI versions to run the catalogue through (default: the one NCCL "
+         "  --abi all|vN|vN+     ABI versions to run the catalogue through (default: the one NCCL "
          "picks)\n"
          "  --nccl 2.23|2.28|2.30  emulate that NCCL's accepted ABI window\n"
          "  --net NAME           NCCL_NET: only a table with this name\n"

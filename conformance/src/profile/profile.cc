@@ -251,9 +251,13 @@ void parse(const YAML::Node& root, Profile* out) {
   if (root["plugin"]) out->plugin = asString(root["plugin"], "plugin");
   if (root["abi"]) {
     std::string abi = asString(root["abi"], "abi");
-    if (abi != "all" && !(abi.size() >= 2 && abi[0] == 'v' && std::atoi(abi.c_str() + 1) >= 6 &&
-                          std::atoi(abi.c_str() + 1) <= 12)) {
-      reject(root["abi"], "'abi' must be all or v6..v12, not '" + abi + "'");
+    std::string number = abi.size() >= 2 && abi[0] == 'v' ? abi.substr(1) : "";
+    if (!number.empty() && number.back() == '+') number.pop_back();  // vN+: vN and newer
+    bool version = !number.empty() &&
+                   number.find_first_not_of("0123456789") == std::string::npos &&
+                   std::atoi(number.c_str()) >= 6 && std::atoi(number.c_str()) <= 12;
+    if (abi != "all" && !version) {
+      reject(root["abi"], "'abi' must be all, v6..v12 or v6+..v12+, not '" + abi + "'");
     }
     out->abi = abi;
   }
