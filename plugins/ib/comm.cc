@@ -30,8 +30,8 @@ Hint hintFor(ibv_wc_status status) {
     case IBV_WC_RETRY_EXC_ERR:
       return {ncclRemoteError,
               "no answer from the peer: it may have exited, or the path is wrong (GID choice "
-              "NCCL_IB_GID_INDEX/NCCL_IB_ROCE_VERSION_NUM, MTU, routing); NCCL_IB_TIMEOUT "
-              "waits longer"};
+              "NCCL_IB_GID_INDEX/NCCL_IB_ROCE_VERSION_NUM, P_Key NCCL_IB_PKEY, MTU, routing); "
+              "NCCL_IB_TIMEOUT waits longer"};
     case IBV_WC_RNR_RETRY_EXC_ERR: return {ncclRemoteError, "the peer had no receive posted"};
     case IBV_WC_LOC_PROT_ERR:
       return {ncclSystemError, "a local buffer is outside its memory registration"};
@@ -69,6 +69,17 @@ bool CommBase::peerClosed() {
   if (n > 0) return false;
   if (n == 0) return true;
   return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
+}
+
+ncclResult_t CommBase::explainFailure(const ibv_wc& wc) {
+  if (wc.status == IBV_WC_WR_FLUSH_ERR) {
+    // The QP is in the error state. An async event may say why: handle the
+    // events already delivered before deciding that nothing did.
+    if (AsyncWatcher* events = ep.port().hca->events.get()) events->pollNow();
+    ncclResult_t eventResult = health_->failure();
+    if (eventResult != ncclSuccess) return eventResult;  // its line is logged
+  }
+  return completionError(wc);
 }
 
 ncclResult_t CommBase::completionError(const ibv_wc& wc) {

@@ -5,16 +5,19 @@
 //     clear-to-send entries (address, size, rkey, tag, sequence) and RDMA
 //     WRITEs them into the sender's CTS FIFO slot (sequence % 32).
 //   sender isend: reads its FIFO slot; once every one of the slot's n sends
-//     is posted, RDMA WRITEs each payload (split across the QPs), writes the
-//     n sender sizes into the receiver's sizes array (QP 0, inline), and ends
-//     every QP with a 0-byte WRITE_WITH_IMM carrying the sequence.
-//   the receive completes when every QP's WRITE_WITH_IMM has consumed its
-//     receive; the sizes it reports are the sender's. A sender size above
+//     is posted, RDMA WRITEs each payload (on one QP, or split across all),
+//     writes the n sender sizes into the receiver's sizes array, and ends
+//     every QP it used with a WRITE_WITH_IMM carrying the sequence
+//     (send_plan.hpp: which QPs, and when the payload carries the immediate).
+//   the receive completes when every used QP's WRITE_WITH_IMM has consumed
+//     its receive; the sizes it reports are the sender's. A sender size above
 //     the posted size is truncation: no payload is written, both sides
 //     report ncclInvalidUsage.
 //   iflush, after a receive into GPU memory: a 1-byte RDMA READ of the
 //     received buffer on a QP connected to itself; its completion means the
 //     HCA's writes before it have reached the GPU (flush.cc).
+//   a fatal async event on a comm's QP, CQ, port or HCA fails its next call
+//     (async_events.hpp).
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -26,17 +29,17 @@
 #include <string>
 #include <unordered_map>
 
+#include "async_events.hpp"
 #include "endpoint.hpp"
-#include "oob.hpp"
 #include "ncclnet/abi/net.h"
 #include "ncclnet/log.hpp"
 #include "ncclnet/request_pool.hpp"
+#include "oob.hpp"
+#include "send_plan.hpp"
 
 namespace sdkib {
 
-constexpr int kMaxRecvs = 8;
 constexpr int kSlots = NCCL_NET_MAX_REQUESTS;
-constexpr uint32_t kSplitAlign = 128;  // never tear an LL128 line across QPs
 
 // One clear-to-send entry. `idx` is last: the FIFO write places it last, so
 // a sender that sees the expected idx sees the whole entry.
@@ -127,7 +130,7 @@ class LocalBuffer {
 class CommBase {
  public:
   CommBase(const IbvApi& api, const Port& port, ncclnet::Logger log, RequestIndex& index)
-      : ep(api, port), log_(log), index_(index) {}
+      : ep(api, port), log_(log), index_(index), health_(std::make_shared<Health>()) {}
   virtual ~CommBase() { index_.removeOwner(this); }
 
   Endpoint ep;
@@ -139,18 +142,29 @@ class CommBase {
   Fd oob;
 
  protected:
+  // The comm's first failure, or the one a fatal async event reported (its
+  // line was logged then).
+  ncclResult_t status() {
+    if (failed_ == ncclSuccess) failed_ = health_->failure();
+    return failed_;
+  }
   // Whether the peer's end of `oob` has closed (checked every 20 ms at most).
   bool peerClosed();
   // Turns a failed completion into the comm's error: WARN with the status
   // string and a hint, ncclRemoteError for what the peer reported,
   // ncclSystemError for local failures.
   ncclResult_t completionError(const ibv_wc& wc);
+  // The first failed completion: a flush explained by an async event (the
+  // QP went to the error state) takes the event's result and no line;
+  // anything else, completionError.
+  ncclResult_t explainFailure(const ibv_wc& wc);
   // Drains the CQ, calling onSuccess for each good completion.
   template <class F>
   ncclResult_t drain(F&& onSuccess);
 
   ncclnet::Logger log_;
   RequestIndex& index_;
+  std::shared_ptr<Health> health_;
   ncclResult_t failed_ = ncclSuccess;
 
  private:
@@ -185,13 +199,19 @@ class SendComm : public CommBase {
   const CtsEntry* slot(uint64_t seq) const;
   ncclResult_t postSlot(const CtsEntry* entries, int nreqs);
 
+  bool split_ = false;            // NCCL_IB_SPLIT_DATA_ON_QPS
+  bool inlineSizes_ = false;      // NCCL_IB_USE_INLINE, and the QPs accept it
+  bool adaptiveRouting_ = false;  // the port's NCCL_IB_ADAPTIVE_ROUTING
+  uint64_t arThreshold_ = 0;
   std::unique_ptr<LocalBuffer> fifo_;
+  // int64 [kSlots][kMaxRecvs]: each slot's sizes record, read by the HCA
+  // after posting unless inline (a slot is reused only once completed).
+  std::unique_ptr<LocalBuffer> records_;
   uint64_t remoteSizes_ = 0;
   uint32_t remoteSizesRkey_ = 0;
   uint64_t head_ = 0;
   Pending pending_;
   InFlight inflight_[kSlots];
-  int64_t sizesRecord_[kMaxRecvs] = {};
   ncclnet::RequestPool<Request> pool_{static_cast<size_t>(kSlots * kMaxRecvs)};
 };
 
@@ -214,6 +234,9 @@ class RecvComm : public CommBase {
 
  private:
   void finish(Request* r, int slot);
+
+  bool split_ = false;      // NCCL_IB_SPLIT_DATA_ON_QPS
+  bool inlineCts_ = false;  // NCCL_IB_USE_INLINE
   // The flush QP, when the port can register GPU memory (flush.cc).
   bool setupFlush(const Config& config, std::string* why);
   ncclResult_t testFlush(Request* r, int* done);
@@ -251,7 +274,7 @@ ncclResult_t CommBase::drain(F&& onSuccess) {
     for (int i = 0; i < n; i++) {
       if (wcs[i].status != IBV_WC_SUCCESS) {
         // The first failure explains; the flushes that follow do not.
-        if (failed_ == ncclSuccess) failed_ = completionError(wcs[i]);
+        if (failed_ == ncclSuccess) failed_ = explainFailure(wcs[i]);
         continue;
       }
       onSuccess(wcs[i]);

@@ -4,6 +4,8 @@
 
 #include <sys/socket.h>
 
+#include <cstdlib>
+
 namespace sdkib {
 
 int mtuEnumFrom(int64_t value) {
@@ -56,6 +58,37 @@ ncclResult_t Config::read(ncclnet::ParamTable& p, Config* c) {
   if (res != ncclSuccess) return res;
   c->mtu = mtuEnumFrom(v);
   if (c->mtu < 0) return ncclInvalidUsage;
+  // A P_Key index beyond a port's table is known only per port: devices.cc
+  // then logs it and uses index 0.
+  SDKIB_INT("NCCL_IB_PKEY", 0, "P_Key index of every QP (beyond a port's table: 0, logged)",
+            pkeyIndex, 0, 0xffff);
+  res =
+      p.readInt("NCCL_IB_USE_INLINE", 0,
+                "1: the control writes (clear-to-send entries, sizes) go as inline data", &v, 0, 1);
+  if (res != ncclSuccess) return res;
+  c->useInline = v != 0;
+  res = p.readInt("NCCL_IB_SPLIT_DATA_ON_QPS", 0,
+                  "1: every message is split over all QPs; 0: each message uses one QP, round "
+                  "robin (both sides must agree)",
+                  &v, 0, 1);
+  if (res != ncclSuccess) return res;
+  c->splitDataOnQps = v != 0;
+  std::string ar;
+  res = p.readChoice("NCCL_IB_ADAPTIVE_ROUTING", "-2", {"-2", "0", "1"},
+                     "1: the immediate of a message above NCCL_IB_AR_THRESHOLD travels apart from "
+                     "its data, which adaptive routing may reorder; -2: 1 on InfiniBand, 0 on RoCE",
+                     &ar);
+  if (res != ncclSuccess) return res;
+  c->adaptiveRouting = std::atoi(ar.c_str());
+  res = p.readInt("NCCL_IB_AR_THRESHOLD", 8192,
+                  "messages above this many bytes separate data and immediate under adaptive "
+                  "routing",
+                  &c->arThreshold, 0, int64_t{1} << 40);
+  if (res != ncclSuccess) return res;
+  SDKIB_INT("NCCL_IB_PCI_RELAXED_ORDERING", 2,
+            "PCIe relaxed ordering for NCCL's registrations: 0 off, 1 on, 2 when the verbs "
+            "library supports it (1 without support: logged, off)",
+            relaxedOrdering, 0, 2);
   p.readString("NCCL_SOCKET_IFNAME", "",
                "interfaces for the connection handshake: [^]prefix,... (default: first up, "
                "non-loopback IPv4)",

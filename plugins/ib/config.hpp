@@ -23,6 +23,12 @@ struct Config {
   int sl = -1;                       // NCCL_IB_SL (-1: the traffic class, else 0)
   int tc = -1;                       // NCCL_IB_TC (-1: the traffic class, else 0)
   int mtu = 0;                       // NCCL_IB_MTU as enum ibv_mtu (0: the port's active MTU)
+  int pkeyIndex = 0;                 // NCCL_IB_PKEY: index into the port's P_Key table
+  bool useInline = false;            // NCCL_IB_USE_INLINE: control writes as inline data
+  bool splitDataOnQps = false;       // NCCL_IB_SPLIT_DATA_ON_QPS: every message over every QP
+  int adaptiveRouting = -2;          // NCCL_IB_ADAPTIVE_ROUTING (-2: on for IB, off for RoCE)
+  int64_t arThreshold = 8192;        // NCCL_IB_AR_THRESHOLD, bytes
+  int relaxedOrdering = 2;           // NCCL_IB_PCI_RELAXED_ORDERING (0 off, 1 on, 2 when supported)
   std::string socketIfname;          // NCCL_SOCKET_IFNAME: where the handshake listens
   int64_t connectTimeoutMs = 60000;  // NCCL_IB_CONNECT_TIMEOUT_MS
   bool gdrFlushDisable = false;      // NCCL_GDR_FLUSH_DISABLE

@@ -57,6 +57,7 @@ int familyOf(const ibv_gid& gid) {
 Hca::Hca(const IbvApi& a, ibv_context* c) : api(a), context(c) {}
 
 Hca::~Hca() {
+  events.reset();  // the watcher reads the context: it stops first
   mrs.reset();
   if (pd != nullptr) api.deallocPd(pd);
   if (context != nullptr) api.closeDevice(context);
@@ -86,6 +87,24 @@ int portSpeedMbps(uint8_t activeWidth, int activeSpeed) {
     default: return 0;
   }
   return lanes * laneMbps;
+}
+
+bool relaxedOrderingFor(int mode, bool haveRegMrIova2, const std::string& library,
+                        const ncclnet::Logger& log) {
+  if (mode == 0) return false;
+  if (haveRegMrIova2) return true;
+  if (mode == 1) {
+    NCCLNET_WARN(log,
+                 "NCCL_IB_PCI_RELAXED_ORDERING=1, but %s has no ibv_reg_mr_iova2 (IBVERBS_1.8, "
+                 "rdma-core >= 28): registering without relaxed ordering",
+                 library.c_str());
+  }
+  return false;
+}
+
+bool adaptiveRoutingFor(int knob, uint8_t linkLayer) {
+  if (knob == -2) return linkLayer == IBV_LINK_LAYER_INFINIBAND;
+  return knob != 0;
 }
 
 bool selectGid(const IbvApi& api, const Config& config, ibv_context* context, const char* ibdevPath,
@@ -134,6 +153,8 @@ ncclResult_t discoverPorts(const IbvApi& api, const Config& config, const ncclne
   }
   HcaFilter filter(config.hca);
   const bool peerMemory = peerMemoryLoaded();
+  const bool relaxedOrdering =
+      relaxedOrderingFor(config.relaxedOrdering, api.regMrIova2 != nullptr, api.path, log);
   std::string skipped;
   for (int d = 0; d < count; d++) {
     const char* name = api.getDeviceName(list[d]);
@@ -173,6 +194,13 @@ ncclResult_t discoverPorts(const IbvApi& api, const Config& config, const ncclne
         continue;
       }
       port.name = hca->attr.phys_port_cnt > 1 ? label : name;
+      port.pkeyIndex = config.pkeyIndex;
+      if (config.pkeyIndex >= port.attr.pkey_tbl_len) {
+        NCCLNET_WARN(log, "NCCL_IB_PKEY=%d is beyond %s's P_Key table (%d entries): using index 0",
+                     config.pkeyIndex, label.c_str(), static_cast<int>(port.attr.pkey_tbl_len));
+        port.pkeyIndex = 0;
+      }
+      port.adaptiveRouting = adaptiveRoutingFor(config.adaptiveRouting, port.attr.link_layer);
       port.hca = hca;
       port.pciPath = pciPathOf(list[d]->ibdev_path);
       port.guid = be64toh(hca->attr.node_guid);
@@ -188,9 +216,16 @@ ncclResult_t discoverPorts(const IbvApi& api, const Config& config, const ncclne
                      ports->end());
         continue;
       }
-      hca->mrs = std::make_unique<MrCache>(api, hca->pd);
+      hca->relaxedOrdering = relaxedOrdering;
+      hca->mrs = std::make_unique<MrCache>(api, hca->pd, relaxedOrdering);
       hca->dmaBuf = probeDmaBuf(api, hca->pd);
       hca->ptrSupport = ptrSupportFor(peerMemory, hca->dmaBuf);
+      std::string eventsWhy;
+      hca->events = AsyncWatcher::start(api, context, name, log, &eventsWhy);
+      if (hca->events == nullptr) {
+        NCCLNET_INFO(log, NCCL_INIT | NCCL_NET, "%s: async events not watched: %s", name,
+                     eventsWhy.c_str());
+      }
     }
   }
   api.freeDeviceList(list);

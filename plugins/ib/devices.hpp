@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "async_events.hpp"
 #include "config.hpp"
 #include "ibv_api.hpp"
 #include "mr_cache.hpp"
@@ -20,8 +21,9 @@
 namespace sdkib {
 
 // One opened HCA: its context, the protection domain every comm on it
-// shares, the registration cache of that PD, and the kinds of memory it
-// can register (gpu_memory.hpp has the rule).
+// shares, the registration cache of that PD, the kinds of memory it can
+// register (gpu_memory.hpp has the rule), and the watcher of its async
+// events (stopped first when the HCA closes).
 struct Hca {
   Hca(const IbvApi& api, ibv_context* context);
   ~Hca();
@@ -34,8 +36,10 @@ struct Hca {
   ibv_device_attr attr{};
   std::string name;
   std::unique_ptr<MrCache> mrs;
-  bool dmaBuf = false;             // ibv_reg_dmabuf_mr works
-  int ptrSupport = NCCL_PTR_HOST;  // HOST | CUDA | DMABUF
+  bool dmaBuf = false;                   // ibv_reg_dmabuf_mr works
+  int ptrSupport = NCCL_PTR_HOST;        // HOST | CUDA | DMABUF
+  bool relaxedOrdering = false;          // NCCL's registrations carry IBV_ACCESS_RELAXED_ORDERING
+  std::unique_ptr<AsyncWatcher> events;  // null when the verbs library cannot deliver events
 };
 
 struct Port {
@@ -48,6 +52,8 @@ struct Port {
   int speedMbps = 0;
   int gidIndex = 0;
   ibv_gid gid{};
+  int pkeyIndex = 0;             // NCCL_IB_PKEY, when the port's P_Key table has it
+  bool adaptiveRouting = false;  // NCCL_IB_ADAPTIVE_ROUTING, or the link layer's default
 };
 
 // Port speed in Mb/s from the verbs width and speed codes; 0 if unknown.
@@ -57,6 +63,14 @@ int portSpeedMbps(uint8_t activeWidth, int activeSpeed);
 // error: `*why` then says what was found.
 ncclResult_t discoverPorts(const IbvApi& api, const Config& config, const ncclnet::Logger& log,
                            std::vector<Port>* ports, std::string* why);
+
+// NCCL_IB_PCI_RELAXED_ORDERING: 0 never; 1 and 2 when the verbs library
+// has ibv_reg_mr_iova2 (the flag is optional, a device without it ignores
+// it). 1 without it gets one WARN line and registers without.
+bool relaxedOrderingFor(int mode, bool haveRegMrIova2, const std::string& library,
+                        const ncclnet::Logger& log);
+// NCCL_IB_ADAPTIVE_ROUTING: -2 means on for InfiniBand, off for RoCE.
+bool adaptiveRoutingFor(int knob, uint8_t linkLayer);
 
 // RoCE: NCCL_IB_GID_INDEX if set, else the first GID of the preferred
 // address family and RoCE version. InfiniBand: index 0.

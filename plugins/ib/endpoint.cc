@@ -20,6 +20,11 @@ std::string failure(const char* what, int rc) {
 }  // namespace
 
 Endpoint::~Endpoint() {
+  // Unwatched first: an event still arriving for them finds no comm to fail.
+  if (AsyncWatcher* w = health_ != nullptr ? watcher() : nullptr) {
+    for (ibv_qp* qp : qps_) w->unwatch(qp);
+    if (cq_ != nullptr) w->unwatch(cq_);
+  }
   for (ibv_qp* qp : qps_) api_.destroyQp(qp);
   if (cq_ != nullptr) api_.destroyCq(cq_);
 }
@@ -31,6 +36,9 @@ bool Endpoint::create(int nqps, const QpSizes& sizes, std::string* why) {
     *why = failure("ibv_create_cq", 0);
     return false;
   }
+  AsyncWatcher* w = health_ != nullptr ? watcher() : nullptr;
+  if (w != nullptr) w->watch(cq_, port_.port, health_, what_);
+  maxInline_ = sizes.maxInline;
   for (int i = 0; i < nqps; i++) {
     ibv_qp_init_attr init{};
     init.send_cq = cq_;
@@ -44,12 +52,16 @@ bool Endpoint::create(int nqps, const QpSizes& sizes, std::string* why) {
     ibv_qp* qp = api_.createQp(port_.hca->pd, &init);
     if (qp == nullptr) {
       *why = failure("ibv_create_qp", 0);
+      if (sizes.maxInline > 0) *why += " (" + std::to_string(sizes.maxInline) + " inline bytes)";
       return false;
     }
     qps_.push_back(qp);
+    if (w != nullptr) w->watch(qp, port_.port, health_, what_);
+    // ibv_create_qp writes back the capacities granted: rely on no more.
+    maxInline_ = std::min(maxInline_, init.cap.max_inline_data);
     ibv_qp_attr attr{};
     attr.qp_state = IBV_QPS_INIT;
-    attr.pkey_index = 0;
+    attr.pkey_index = static_cast<uint16_t>(port_.pkeyIndex);
     attr.port_num = static_cast<uint8_t>(port_.port);
     attr.qp_access_flags =
         IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
@@ -71,6 +83,7 @@ void Endpoint::describe(const Config& config, ConnInfo* info) const {
   info->linkLayer = port_.attr.link_layer;
   info->mtu = static_cast<uint8_t>(config.mtu > 0 ? std::min<int>(config.mtu, port_.attr.active_mtu)
                                                   : port_.attr.active_mtu);
+  info->splitData = config.splitDataOnQps ? 1 : 0;
 }
 
 bool Endpoint::connect(const Config& config, const ConnInfo& remote, int sl, int tc,
@@ -78,6 +91,12 @@ bool Endpoint::connect(const Config& config, const ConnInfo& remote, int sl, int
   if (remote.nqps != qps_.size()) {
     *why = "peer has " + std::to_string(remote.nqps) + " QPs, this side " +
            std::to_string(qps_.size()) + " (NCCL_IB_QPS_PER_CONNECTION must agree)";
+    return false;
+  }
+  if (remote.splitData != (config.splitDataOnQps ? 1 : 0)) {
+    *why = std::string("the peer ") + (remote.splitData ? "splits" : "does not split") +
+           " messages over its QPs, this side " + (config.splitDataOnQps ? "does" : "does not") +
+           " (NCCL_IB_SPLIT_DATA_ON_QPS must agree)";
     return false;
   }
   if (remote.linkLayer != port_.attr.link_layer) {

@@ -7,9 +7,11 @@
 #include <infiniband/verbs.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "async_events.hpp"
 #include "config.hpp"
 #include "devices.hpp"
 #include "ibv_api.hpp"
@@ -17,7 +19,7 @@
 namespace sdkib {
 
 constexpr int kMaxQps = 16;
-constexpr uint64_t kConnInfoMagic = 0x7364'6b69'6263'6931ull;  // "sdkibci1"
+constexpr uint64_t kConnInfoMagic = 0x7364'6b69'6263'6932ull;  // "sdkibci2"
 
 // What one side tells the other. `addr`/`rkey`: the sender's CTS FIFO, or
 // the receiver's array of received sizes.
@@ -29,6 +31,8 @@ struct ConnInfo {
   uint16_t lid = 0;
   uint8_t linkLayer = 0;
   uint8_t mtu = 0;
+  uint8_t splitData = 0;  // NCCL_IB_SPLIT_DATA_ON_QPS: both sides must agree
+  uint8_t reserved[3] = {};
   uint32_t rkey = 0;
   uint64_t addr = 0;
 };
@@ -46,7 +50,13 @@ class Endpoint {
   Endpoint(const Endpoint&) = delete;
   Endpoint& operator=(const Endpoint&) = delete;
 
-  // Creates the CQ and `nqps` QPs, moved to INIT.
+  // Fatal async events on the QPs and CQ create() makes fail `health`;
+  // `what` names the connection in the event's log line.
+  void watchWith(std::shared_ptr<Health> health, std::string what) {
+    health_ = std::move(health);
+    what_ = std::move(what);
+  }
+  // Creates the CQ and `nqps` QPs (P_Key index of the port), moved to INIT.
   bool create(int nqps, const QpSizes& sizes, std::string* why);
   // Fills the QP numbers, GID, LID and MTU of `info`.
   void describe(const Config& config, ConnInfo* info) const;
@@ -56,14 +66,21 @@ class Endpoint {
   ibv_cq* cq() const { return cq_; }
   ibv_qp* qp(int i) const { return qps_[i]; }
   int nqps() const { return static_cast<int>(qps_.size()); }
+  // Inline bytes every QP accepts, as the provider granted them.
+  uint32_t maxInline() const { return maxInline_; }
   const Port& port() const { return port_; }
   const IbvApi& api() const { return api_; }
 
  private:
+  AsyncWatcher* watcher() const { return port_.hca->events.get(); }
+
   const IbvApi& api_;
   const Port& port_;
+  std::shared_ptr<Health> health_;
+  std::string what_;
   ibv_cq* cq_ = nullptr;
   std::vector<ibv_qp*> qps_;
+  uint32_t maxInline_ = 0;
 };
 
 }  // namespace sdkib

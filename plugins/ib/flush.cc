@@ -14,6 +14,7 @@ bool RecvComm::setupFlush(const Config& config, std::string* why) {
   const Port& port = ep.port();
   if (config.gdrFlushDisable || !(port.hca->ptrSupport & NCCL_PTR_CUDA)) return true;
   flushEp_ = std::make_unique<Endpoint>(ep.api(), port);
+  flushEp_->watchWith(health_, "flush QP of the receive comm from " + peer);
   QpSizes sizes{static_cast<uint32_t>(kSlots), 1, 0};
   ConnInfo self;
   if (!flushEp_->create(1, sizes, why)) {
@@ -36,7 +37,7 @@ bool RecvComm::setupFlush(const Config& config, std::string* why) {
 ncclResult_t RecvComm::iflush(int n, void** data, const int* sizes, MrHandle** mhandles,
                               void** request) {
   *request = nullptr;
-  if (failed_ != ncclSuccess) return failed_;
+  if (status() != ncclSuccess) return failed_;
   if (flushEp_ == nullptr) return ncclSuccess;  // disabled, or no GPU memory on this port
   int last = -1;  // NCCL's choice: the last buffer that received something
   for (int i = 0; i < n; i++) {
@@ -84,7 +85,7 @@ ncclResult_t RecvComm::testFlush(Request* r, int* done) {
       auto* req = reinterpret_cast<Request*>(static_cast<uintptr_t>(wcs[i].wr_id));
       if (wcs[i].status != IBV_WC_SUCCESS) {
         // The first failure explains; the flushes that follow do not.
-        if (failed_ == ncclSuccess) failed_ = completionError(wcs[i]);
+        if (failed_ == ncclSuccess) failed_ = explainFailure(wcs[i]);
         req->error = failed_;
       }
       req->done = true;

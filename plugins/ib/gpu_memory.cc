@@ -6,10 +6,18 @@
 
 #include <cerrno>
 
+#include "cuda_driver_slot.hpp"
 #include "ncclnet/abi/net.h"
 #include "ncclnet/cuda_driver.hpp"
 
 namespace sdkib {
+namespace {
+
+// The plugin's own driver object, released when NCCL unloads the plugin
+// (cuda_driver_slot.hpp); opened only when a CUDA buffer must be exported.
+DriverSlot gDriver;
+
+}  // namespace
 
 bool peerMemoryLoaded(const std::string& sysRoot) {
   for (const char* path :
@@ -52,8 +60,9 @@ ibv_mr* registerMemory(Hca& hca, void* data, size_t size, int type, const DmaBuf
   auto addr = reinterpret_cast<uintptr_t>(data);
   uintptr_t begin = addr & ~(page - 1);
   uintptr_t end = (addr + (size > 0 ? size : 1) + page - 1) & ~(page - 1);
-  std::string exportWhy;
-  int fd = ncclnet::cuda::Driver::get().exportDmaBuf(begin, end - begin, &exportWhy);
+  std::string exportWhy = "not available: the plugin is unloading";
+  std::shared_ptr<const ncclnet::cuda::Driver> driver = gDriver.get();
+  int fd = driver != nullptr ? driver->exportDmaBuf(begin, end - begin, &exportWhy) : -1;
   if (fd < 0) {
     *why += "; exporting it as a dma-buf failed too: " + exportWhy;
     return nullptr;

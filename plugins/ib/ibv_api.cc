@@ -58,6 +58,9 @@ bool IbvApi::load(const std::string& library, std::string* why) {
   bind(handle, &wcStatusStr, "ibv_wc_status_str", v11, &missing);
   bind(handle, &queryGidEx, "_ibv_query_gid_ex", "IBVERBS_1.11", nullptr);   // optional
   bind(handle, &regDmabufMr, "ibv_reg_dmabuf_mr", "IBVERBS_1.12", nullptr);  // optional
+  bind(handle, &regMrIova2, "ibv_reg_mr_iova2", "IBVERBS_1.8", nullptr);     // optional
+  bind(handle, &getAsyncEvent, "ibv_get_async_event", v11, nullptr);         // optional
+  bind(handle, &ackAsyncEvent, "ibv_ack_async_event", v11, nullptr);         // optional
   if (!missing.empty()) {
     *why = "verbs library '" + library + "' lacks " + missing;
     unload();

@@ -27,6 +27,13 @@ struct IbvFunctions {
   int (*queryGidEx)(ibv_context*, uint32_t, uint32_t, ibv_gid_entry*, uint32_t, size_t) = nullptr;
   // Optional (rdma-core >= 34): registration of a dma-buf (GPU memory).
   ibv_mr* (*regDmabufMr)(ibv_pd*, uint64_t, size_t, uint64_t, int, int) = nullptr;
+  // Optional (IBVERBS_1.8): the registration that takes optional access
+  // flags such as IBV_ACCESS_RELAXED_ORDERING (ignored where unsupported).
+  ibv_mr* (*regMrIova2)(ibv_pd*, void*, size_t, uint64_t, unsigned) = nullptr;
+  // Optional: asynchronous events (async_events.hpp); without them no
+  // event is watched.
+  int (*getAsyncEvent)(ibv_context*, ibv_async_event*) = nullptr;
+  void (*ackAsyncEvent)(ibv_async_event*) = nullptr;
   ibv_pd* (*allocPd)(ibv_context*) = nullptr;
   int (*deallocPd)(ibv_pd*) = nullptr;
   ibv_mr* (*regMr)(ibv_pd*, void*, size_t, int) = nullptr;

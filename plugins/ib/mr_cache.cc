@@ -10,8 +10,13 @@
 
 namespace sdkib {
 
-MrCache::MrCache(const IbvApi& api, ibv_pd* pd)
-    : api_(api), pd_(pd), pageSize_(static_cast<uintptr_t>(sysconf(_SC_PAGESIZE))) {}
+MrCache::MrCache(const IbvApi& api, ibv_pd* pd, bool relaxedOrdering)
+    : api_(api),
+      pd_(pd),
+      relaxedOrdering_(relaxedOrdering && api.regMrIova2 != nullptr),
+      access_(kAccess |
+              (relaxedOrdering_ ? static_cast<unsigned>(IBV_ACCESS_RELAXED_ORDERING) : 0u)),
+      pageSize_(static_cast<uintptr_t>(sysconf(_SC_PAGESIZE))) {}
 
 MrCache::~MrCache() {
   for (Entry& e : entries_) api_.deregMr(e.mr);
@@ -43,8 +48,13 @@ ibv_mr* MrCache::acquire(void* data, size_t size, const DmaBufRange* dmabuf, std
 ibv_mr* MrCache::registerRange(uintptr_t data, size_t size, const DmaBufRange* dmabuf,
                                uintptr_t* begin, uintptr_t* end, std::string* why) {
   if (dmabuf == nullptr) {
-    ibv_mr* mr = api_.regMr(pd_, reinterpret_cast<void*>(*begin), *end - *begin, kAccess);
-    if (mr == nullptr) *why = std::string("ibv_reg_mr failed: ") + std::strerror(errno);
+    auto* addr = reinterpret_cast<void*>(*begin);
+    ibv_mr* mr = relaxedOrdering_ ? api_.regMrIova2(pd_, addr, *end - *begin, *begin, access_)
+                                  : api_.regMr(pd_, addr, *end - *begin, kAccess);
+    if (mr == nullptr) {
+      *why = std::string(relaxedOrdering_ ? "ibv_reg_mr_iova2" : "ibv_reg_mr") +
+             " failed: " + std::strerror(errno);
+    }
     return mr;
   }
   if (api_.regDmabufMr == nullptr) {
@@ -60,7 +70,8 @@ ibv_mr* MrCache::registerRange(uintptr_t data, size_t size, const DmaBufRange* d
     *end = data + std::max<size_t>(size, 1);
     offset = dmabuf->offset;
   }
-  ibv_mr* mr = api_.regDmabufMr(pd_, offset, *end - *begin, *begin, dmabuf->fd, kAccess);
+  ibv_mr* mr =
+      api_.regDmabufMr(pd_, offset, *end - *begin, *begin, dmabuf->fd, static_cast<int>(access_));
   if (mr == nullptr) *why = std::string("ibv_reg_dmabuf_mr failed: ") + std::strerror(errno);
   return mr;
 }

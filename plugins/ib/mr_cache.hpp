@@ -33,7 +33,12 @@ class MrCache {
   static constexpr int kAccess =
       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
 
-  MrCache(const IbvApi& api, ibv_pd* pd);
+  // `relaxedOrdering`: registrations add IBV_ACCESS_RELAXED_ORDERING and go
+  // through ibv_reg_mr_iova2, the call that takes optional access flags
+  // (the caller checked the library has it). Only NCCL's buffers come here:
+  // the transport's own (the CTS FIFO, whose entries must land in order)
+  // are registered strongly ordered, outside the cache.
+  MrCache(const IbvApi& api, ibv_pd* pd, bool relaxedOrdering = false);
   ~MrCache();
   MrCache(const MrCache&) = delete;
   MrCache& operator=(const MrCache&) = delete;
@@ -45,6 +50,7 @@ class MrCache {
   // Drops one reference; false when `mr` is not a live entry.
   bool release(ibv_mr* mr);
 
+  bool relaxedOrdering() const { return relaxedOrdering_; }
   size_t entries() const;
   int refsOf(const ibv_mr* mr) const;  // 0: not cached
 
@@ -63,6 +69,8 @@ class MrCache {
 
   const IbvApi& api_;
   ibv_pd* pd_;
+  bool relaxedOrdering_;
+  unsigned access_;
   uintptr_t pageSize_;
   mutable std::mutex mutex_;
   std::vector<Entry> entries_;  // sorted by begin

@@ -291,10 +291,13 @@ class IbNet {
     for (size_t i = 0; i < ports_.size(); i++) {
       const Port& p = ports_[i];
       NCCLNET_INFO(log_, NCCL_INIT | NCCL_NET,
-                   "dev %zu: %s port %d %s speed %d Mb/s GID index %d pci %s (verbs: %s)", i,
-                   p.name.c_str(), p.port,
+                   "dev %zu: %s port %d %s speed %d Mb/s GID index %d P_Key index %d AR %d%s "
+                   "pci %s (verbs: %s)",
+                   i, p.name.c_str(), p.port,
                    p.attr.link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB", p.speedMbps,
-                   p.gidIndex, p.pciPath.empty() ? "none" : p.pciPath.c_str(), api_.path.c_str());
+                   p.gidIndex, p.pkeyIndex, p.adaptiveRouting ? 1 : 0,
+                   p.hca->relaxedOrdering ? " [RO]" : "",
+                   p.pciPath.empty() ? "none" : p.pciPath.c_str(), api_.path.c_str());
     }
   }
 

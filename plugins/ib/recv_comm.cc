@@ -17,10 +17,15 @@ RecvComm::RecvComm(const IbvApi& api, const Port& port, ncclnet::Logger log, Req
     : CommBase(api, port, log, index) {}
 
 bool RecvComm::setup(const Config& config, std::string* why) {
+  split_ = config.splitDataOnQps;
   // QP 0 sends one FIFO write per receive; each QP takes one receive per
   // message for the sender's WRITE_WITH_IMM.
-  QpSizes sizes{static_cast<uint32_t>(2 * kSlots), static_cast<uint32_t>(kSlots + 1), 0};
+  constexpr uint32_t kCtsBytes = kMaxRecvs * sizeof(CtsEntry);
+  QpSizes sizes{static_cast<uint32_t>(2 * kSlots), static_cast<uint32_t>(kSlots + 1),
+                config.useInline ? kCtsBytes : 0u};
+  ep.watchWith(health_, "receive comm from " + peer);
   if (!ep.create(config.qpsPerConnection, sizes, why)) return false;
+  inlineCts_ = config.useInline;
   Hca& hca = *ep.port().hca;
   staging_ = std::make_unique<LocalBuffer>(hca, sizeof(CtsEntry) * kSlots * kMaxRecvs);
   sizes_ = std::make_unique<LocalBuffer>(hca, sizeof(int64_t) * kSlots * kMaxRecvs);
@@ -40,12 +45,15 @@ void RecvComm::describe(const Config& config, ConnInfo* info) const {
 ncclResult_t RecvComm::irecv(int n, void** data, size_t* sizes, int* tags, MrHandle** mhandles,
                              void** request) {
   *request = nullptr;
-  if (failed_ != ncclSuccess) return failed_;
+  if (status() != ncclSuccess) return failed_;
   const int s = static_cast<int>(head_ % kSlots);
   if (slots_[s] != nullptr) return ncclSuccess;  // that slot's receive is not tested yet
   Request* req = pool_.acquire();
   if (req == nullptr) return ncclSuccess;
-  for (int q = 0; q < ep.nqps(); q++) {
+  // A receive on every QP the sender's message will use (send_plan.hpp).
+  const int first = firstQpFor(head_, ep.nqps(), split_);
+  const int used = usedQpsFor(ep.nqps(), split_);
+  for (int q = first; q < first + used; q++) {
     ibv_recv_wr wr{};
     wr.wr_id = head_;
     ibv_recv_wr* bad = nullptr;
@@ -76,6 +84,8 @@ ncclResult_t RecvComm::irecv(int n, void** data, size_t* sizes, int* tags, MrHan
   wr.num_sge = 1;
   wr.opcode = IBV_WR_RDMA_WRITE;
   wr.send_flags = IBV_SEND_SIGNALED;  // signalled so the send queue drains
+  // Inline: the entries travel in the work request, the HCA reads no memory.
+  if (inlineCts_ && sge.length <= ep.maxInline()) wr.send_flags |= IBV_SEND_INLINE;
   wr.wr.rdma.remote_addr = remoteFifo_ + s * kMaxRecvs * sizeof(CtsEntry);
   wr.wr.rdma.rkey = remoteFifoRkey_;
   ibv_send_wr* bad = nullptr;
@@ -90,7 +100,7 @@ ncclResult_t RecvComm::irecv(int n, void** data, size_t* sizes, int* tags, MrHan
   req->seq = head_;
   for (int i = 0; i < n; i++) req->capacity[i] = sizes[i];
   slots_[s] = req;
-  pending_[s] = ep.nqps();
+  pending_[s] = used;
   head_++;
   *request = req;
   return ncclSuccess;
@@ -117,6 +127,7 @@ void RecvComm::finish(Request* r, int s) {
 
 ncclResult_t RecvComm::test(Request* r, int* done, int* sizes) {
   *done = 0;
+  if (status() != ncclSuccess) return failed_;
   if (r->isFlush) return testFlush(r, done);
   ncclResult_t res = drain([this](const ibv_wc& wc) {
     if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM) return;  // FIFO writes: nothing to do

@@ -5,13 +5,14 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cstring>
 
 #include "comm.hpp"
 
 namespace sdkib {
 namespace {
 
-constexpr uint32_t kSenderMaxInline = kMaxRecvs * sizeof(int64_t);  // the sizes record
+constexpr uint32_t kRecordBytes = kMaxRecvs * sizeof(int64_t);  // one slot's sizes record
 
 template <class T>
 T loadRelaxed(const T* p) {
@@ -37,13 +38,20 @@ SendComm::SendComm(const IbvApi& api, const Port& port, ncclnet::Logger log, Req
     : CommBase(api, port, log, index) {}
 
 bool SendComm::setup(const Config& config, std::string* why) {
+  split_ = config.splitDataOnQps;
+  adaptiveRouting_ = ep.port().adaptiveRouting;
+  arThreshold_ = static_cast<uint64_t>(config.arThreshold);
   // Per QP and message slot: up to n payload WRITEs, the sizes record and
   // the WRITE_WITH_IMM.
-  QpSizes sizes{static_cast<uint32_t>(kSlots * (kMaxRecvs + 2)), 1, kSenderMaxInline};
+  QpSizes sizes{static_cast<uint32_t>(kSlots * kMaxChain), 1, config.useInline ? kRecordBytes : 0u};
+  ep.watchWith(health_, "send comm to " + peer);
   if (!ep.create(config.qpsPerConnection, sizes, why)) return false;
-  fifo_ = std::make_unique<LocalBuffer>(*ep.port().hca, sizeof(CtsEntry) * kSlots * kMaxRecvs);
-  if (!fifo_->ok()) {
-    *why = "cannot allocate and register the CTS FIFO";
+  inlineSizes_ = config.useInline && ep.maxInline() >= kRecordBytes;
+  Hca& hca = *ep.port().hca;
+  fifo_ = std::make_unique<LocalBuffer>(hca, sizeof(CtsEntry) * kSlots * kMaxRecvs);
+  records_ = std::make_unique<LocalBuffer>(hca, size_t{kRecordBytes} * kSlots);
+  if (!fifo_->ok() || !records_->ok()) {
+    *why = "cannot allocate and register the CTS FIFO and sizes records";
     return false;
   }
   return true;
@@ -61,7 +69,7 @@ const CtsEntry* SendComm::slot(uint64_t seq) const {
 
 ncclResult_t SendComm::isend(void* data, size_t size, int tag, MrHandle* mh, void** request) {
   *request = nullptr;
-  if (failed_ != ncclSuccess) return failed_;
+  if (status() != ncclSuccess) return failed_;
   const CtsEntry* entries = slot(head_);
   const uint64_t expected = head_ + 1;
   if (__atomic_load_n(&entries[0].idx, __ATOMIC_ACQUIRE) != expected) return ncclSuccess;
@@ -113,60 +121,46 @@ ncclResult_t SendComm::isend(void* data, size_t size, int tag, MrHandle* mh, voi
 }
 
 ncclResult_t SendComm::postSlot(const CtsEntry* fifoEntries, int nreqs) {
-  CtsEntry entries[kMaxRecvs];
-  for (int r = 0; r < nreqs; r++) entries[r] = readEntry(&fifoEntries[r]);
-  InFlight& flight = inflight_[head_ % kSlots];
-  flight.nreqs = nreqs;
-  flight.pending = ep.nqps();
-  for (int r = 0; r < nreqs; r++) {
-    flight.reqs[r] = pending_.reqs[r];
-    sizesRecord_[r] = static_cast<int64_t>(pending_.reqs[r]->size);
-  }
+  const int s = static_cast<int>(head_ % kSlots);
   const int nqps = ep.nqps();
-  for (int q = 0; q < nqps; q++) {
-    ibv_send_wr wrs[kMaxRecvs + 2] = {};
-    ibv_sge sges[kMaxRecvs + 1] = {};
-    int count = 0;
-    for (int r = 0; r < nreqs; r++) {
-      const Request* req = pending_.reqs[r];
-      if (req->error != ncclSuccess || req->size == 0) continue;  // truncated: nothing lands
-      // Each QP carries one contiguous share, aligned so LL128 lines stay whole.
-      uint64_t share = (req->size + nqps - 1) / nqps;
-      share = (share + kSplitAlign - 1) / kSplitAlign * kSplitAlign;
-      uint64_t offset = share * q;
-      if (offset >= req->size) continue;
-      uint64_t length = std::min<uint64_t>(share, req->size - offset);
-      sges[count] = {reinterpret_cast<uintptr_t>(pending_.data[r]) + offset,
-                     static_cast<uint32_t>(length), pending_.lkey[r]};
-      wrs[count].opcode = IBV_WR_RDMA_WRITE;
-      wrs[count].sg_list = &sges[count];
-      wrs[count].num_sge = 1;
-      wrs[count].wr.rdma.remote_addr = entries[r].addr + offset;
-      wrs[count].wr.rdma.rkey = entries[r].rkey;
-      count++;
-    }
-    if (q == 0) {  // the sizes the receiver reports, ahead of QP 0's immediate
-      sges[count] = {reinterpret_cast<uintptr_t>(sizesRecord_),
-                     static_cast<uint32_t>(nreqs * sizeof(int64_t)), 0};
-      wrs[count].opcode = IBV_WR_RDMA_WRITE;
-      wrs[count].send_flags = IBV_SEND_INLINE;
-      wrs[count].sg_list = &sges[count];
-      wrs[count].num_sge = 1;
-      wrs[count].wr.rdma.remote_addr =
-          remoteSizes_ + (head_ % kSlots) * kMaxRecvs * sizeof(int64_t);
-      wrs[count].wr.rdma.rkey = remoteSizesRkey_;
-      count++;
-    }
-    ibv_send_wr& last = wrs[count++];
-    last.wr_id = head_;
-    last.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-    last.send_flags = IBV_SEND_SIGNALED;
-    last.imm_data = htonl(static_cast<uint32_t>(head_));
-    last.wr.rdma.remote_addr = remoteSizes_;
-    last.wr.rdma.rkey = remoteSizesRkey_;
-    for (int i = 0; i + 1 < count; i++) wrs[i].next = &wrs[i + 1];
+  auto* record = static_cast<int64_t*>(records_->data()) + s * kMaxRecvs;
+  SlotPlan plan;
+  plan.nreqs = nreqs;
+  uint64_t largest = 0;
+  for (int r = 0; r < nreqs; r++) {
+    const CtsEntry entry = readEntry(&fifoEntries[r]);
+    const Request* req = pending_.reqs[r];
+    SlotPart& part = plan.parts[r];
+    part.local = reinterpret_cast<uintptr_t>(pending_.data[r]);
+    part.lkey = pending_.lkey[r];
+    part.size = req->size;
+    part.remote = entry.addr;
+    part.rkey = entry.rkey;
+    part.skip = req->error != ncclSuccess;  // truncated: nothing lands
+    record[r] = static_cast<int64_t>(req->size);
+    largest = std::max<uint64_t>(largest, req->size);
+  }
+  plan.sizes = ibv_sge{reinterpret_cast<uintptr_t>(record),
+                       static_cast<uint32_t>(nreqs * sizeof(int64_t)), records_->mr()->lkey};
+  plan.sizesInline = inlineSizes_;
+  plan.sizesRemote = remoteSizes_ + static_cast<uint64_t>(s) * kMaxRecvs * sizeof(int64_t);
+  plan.sizesRkey = remoteSizesRkey_;
+  plan.wrId = head_;
+  plan.imm = htonl(static_cast<uint32_t>(head_));
+  plan.usedQps = usedQpsFor(nqps, split_);
+  plan.separateImmediate = separateImmediate(nreqs, largest, adaptiveRouting_, arThreshold_);
+
+  InFlight& flight = inflight_[s];
+  flight.nreqs = nreqs;
+  flight.pending = plan.usedQps;
+  for (int r = 0; r < nreqs; r++) flight.reqs[r] = pending_.reqs[r];
+  const int first = firstQpFor(head_, nqps, split_);
+  for (int q = 0; q < plan.usedQps; q++) {
+    ibv_send_wr wrs[kMaxChain];
+    ibv_sge sges[kMaxChain];
+    buildQpChain(plan, q, wrs, sges);
     ibv_send_wr* bad = nullptr;
-    int rc = IbvApi::postSend(ep.qp(q), wrs, &bad);
+    int rc = IbvApi::postSend(ep.qp(first + q), wrs, &bad);
     if (rc != 0) {
       NCCLNET_WARN(log_, "isend: ibv_post_send to %s failed: %s", peer.c_str(), strerror(rc));
       return failed_ = ncclSystemError;
@@ -177,6 +171,7 @@ ncclResult_t SendComm::postSlot(const CtsEntry* fifoEntries, int nreqs) {
 
 ncclResult_t SendComm::test(Request* r, int* done, int* sizes) {
   *done = 0;
+  if (status() != ncclSuccess) return failed_;
   ncclResult_t res = drain([this](const ibv_wc& wc) {
     if (wc.opcode != IBV_WC_RDMA_WRITE) return;
     InFlight& flight = inflight_[wc.wr_id % kSlots];

@@ -15,6 +15,7 @@
 #include <new>
 #include <string>
 
+#include "async.hpp"
 #include "device.hpp"
 #include "engine.hpp"
 #include "gpu.hpp"
@@ -47,13 +48,13 @@ bool portDown(int index) {
 
 void fillPortAttr(Device* device, ibv_port_attr* attr) {
   std::memset(attr, 0, sizeof(*attr));
-  bool down = portDown(device->index());
+  bool down = portDown(device->index()) || device->portDown();
   attr->state = down ? IBV_PORT_DOWN : IBV_PORT_ACTIVE;
   attr->max_mtu = IBV_MTU_4096;
   attr->active_mtu = IBV_MTU_4096;
   attr->gid_tbl_len = Device::kGidTableLen;
   attr->max_msg_sz = 1u << 31;
-  attr->pkey_tbl_len = 1;
+  attr->pkey_tbl_len = static_cast<uint16_t>(device->pkeyCount());
   attr->active_width = 2;           // 4X
   attr->active_speed = 32;          // EDR, 25 Gb/s per lane: 100 Gb/s
   attr->phys_state = down ? 3 : 5;  // Disabled / LinkUp
@@ -126,6 +127,14 @@ bool registrationOk(ibv_pd* pd, const void* addr, size_t length, unsigned access
          !(addr == nullptr && length > 0);
 }
 
+// Optional access flags (IBV_ACCESS_RELAXED_ORDERING, ...) are hints a
+// device without them ignores, as libibverbs does; softverbs orders every
+// access anyway. verbs.h routes them to ibv_reg_mr_iova2 only: the
+// IBVERBS_1.1 ibv_reg_mr predates them.
+unsigned withoutOptional(unsigned access) {
+  return access & ~static_cast<unsigned>(IBV_ACCESS_OPTIONAL_RANGE);
+}
+
 // Registers [addr, addr + length), host memory or (with `gpu`) device memory.
 ibv_mr* registerMr(ibv_pd* pd, void* addr, size_t length, unsigned access,
                    std::unique_ptr<GpuMemory> gpu) {
@@ -147,6 +156,13 @@ ibv_mr* registerMr(ibv_pd* pd, void* addr, size_t length, unsigned access,
   device->addMr(mr);
   mr->pd->users++;
   return &mr->mr;
+}
+
+// Before a QP or CQ goes: its unread events go with it, and the ones
+// already read must be acknowledged first (libibverbs blocks the same way).
+void forgetEvents(ibv_context* context, const void* object, const char* what) {
+  if (AsyncQueue* queue = contextOf(context)->async.get()) queue->drop(object);
+  awaitAcks(object, what);
 }
 
 bool capsOk(const ibv_qp_cap& cap) {
@@ -208,13 +224,21 @@ SOFTVERBS_EXPORT ibv_context* ibv_open_device(ibv_device* device) {
     errno = saved;
     return nullptr;
   }
+  ctx->async.reset(new (std::nothrow) AsyncQueue);
+  if (ctx->async == nullptr || !ctx->async->ok()) {
+    int saved = ctx->async == nullptr ? ENOMEM : EMFILE;
+    Device::release(ctx->device);
+    delete ctx;
+    errno = saved;
+    return nullptr;
+  }
   verbs_context& v = ctx->vctx;
   v.sz = sizeof(verbs_context);
   v.query_port = queryPortEx;
   ibv_context& c = v.context;
   c.device = device;
   c.cmd_fd = -1;
-  c.async_fd = -1;
+  c.async_fd = ctx->async->fd();
   c.num_comp_vectors = 1;
   c.abi_compat = __VERBS_ABI_IS_EXTENDED;  // verbs.h inlines may use `v`
   pthread_mutex_init(&c.mutex, nullptr);
@@ -226,11 +250,13 @@ SOFTVERBS_EXPORT ibv_context* ibv_open_device(ibv_device* device) {
   c.ops.bind_mw = bindMw;
   c.ops.dealloc_mw = deallocMw;
   c.ops.post_srq_recv = postSrqRecv;
+  ctx->device->addContext(ctx);  // device and port events reach it from now on
   return &c;
 }
 
 SOFTVERBS_EXPORT int ibv_close_device(ibv_context* context) {
   Context* ctx = contextOf(context);
+  ctx->device->removeContext(ctx);
   Device::release(ctx->device);
   pthread_mutex_destroy(&context->mutex);
   delete ctx;
@@ -258,7 +284,7 @@ SOFTVERBS_EXPORT int ibv_query_device(ibv_context* context, ibv_device_attr* att
   attr->max_res_rd_atom = kMaxRdAtom * kMaxQp;
   attr->max_qp_init_rd_atom = kMaxRdAtom;
   attr->atomic_cap = IBV_ATOMIC_NONE;
-  attr->max_pkeys = 1;
+  attr->max_pkeys = static_cast<uint16_t>(device->pkeyCount());
   attr->phys_port_cnt = 1;
   return 0;
 }
@@ -279,6 +305,15 @@ SOFTVERBS_EXPORT int ibv_query_gid(ibv_context* context, uint8_t port, int index
   }
   ibv_gid_type type;
   deviceOf(context)->gid(index, gid, &type);
+  return 0;
+}
+
+SOFTVERBS_EXPORT int ibv_query_pkey(ibv_context* context, uint8_t port, int index, __be16* pkey) {
+  uint16_t value = 0;
+  if (port != Device::kPort || pkey == nullptr || !deviceOf(context)->pkey(index, &value)) {
+    return -1;
+  }
+  *pkey = htobe16(value);
   return 0;
 }
 
@@ -321,6 +356,7 @@ SOFTVERBS_EXPORT int ibv_dealloc_pd(ibv_pd* pd) {
 
 SOFTVERBS_EXPORT ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t length, uint64_t iova,
                                           unsigned access) {
+  access = withoutOptional(access);
   if (!registrationOk(pd, addr, length, access)) {
     errno = EINVAL;
     return nullptr;
@@ -343,6 +379,10 @@ SOFTVERBS_EXPORT ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t length,
 }
 
 SOFTVERBS_EXPORT ibv_mr*(ibv_reg_mr)(ibv_pd* pd, void* addr, size_t length, int access) {
+  if (static_cast<unsigned>(access) & static_cast<unsigned>(IBV_ACCESS_OPTIONAL_RANGE)) {
+    errno = EINVAL;
+    return nullptr;
+  }
   return ibv_reg_mr_iova2(pd, addr, length, reinterpret_cast<uintptr_t>(addr),
                           static_cast<unsigned>(access));
 }
@@ -367,7 +407,8 @@ SOFTVERBS_EXPORT ibv_mr* ibv_reg_dmabuf_mr(ibv_pd* pd, uint64_t offset, size_t l
   }
   auto* addr = reinterpret_cast<void*>(static_cast<uintptr_t>(iova));
   auto size = static_cast<uint64_t>(st.st_size);  // a dma-buf's size; 0 if unknown
-  if (!registrationOk(pd, addr, length, static_cast<unsigned>(access)) || length == 0 ||
+  const unsigned flags = withoutOptional(static_cast<unsigned>(access));
+  if (!registrationOk(pd, addr, length, flags) || length == 0 ||
       (size > 0 && (offset > size || length > size - offset))) {
     errno = EINVAL;
     return nullptr;
@@ -382,7 +423,7 @@ SOFTVERBS_EXPORT ibv_mr* ibv_reg_dmabuf_mr(ibv_pd* pd, uint64_t offset, size_t l
     errno = error != 0 ? error : EINVAL;
     return nullptr;
   }
-  return registerMr(pd, addr, length, static_cast<unsigned>(access), std::move(gpu));
+  return registerMr(pd, addr, length, flags, std::move(gpu));
 }
 
 SOFTVERBS_EXPORT int ibv_dereg_mr(ibv_mr* mr) {
@@ -421,6 +462,7 @@ SOFTVERBS_EXPORT int ibv_destroy_cq(ibv_cq* cq) {
     std::lock_guard<std::mutex> lock(deviceOf(cq->context)->mutex);
     if (q->users > 0) return EBUSY;  // a QP still completes here
   }
+  forgetEvents(cq->context, cq, "CQ");
   delete q;
   return 0;
 }
@@ -481,6 +523,7 @@ SOFTVERBS_EXPORT int ibv_destroy_qp(ibv_qp* qp) {
     q->sendCq->users--;
     q->recvCq->users--;
   }
+  forgetEvents(qp->context, qp, "QP");
   delete q;
   return 0;
 }

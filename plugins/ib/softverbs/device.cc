@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -41,6 +42,24 @@ int envInt(const char* name, int def, int min, int max) {
   long value = std::strtol(raw, &end, 10);
   if (*end != '\0' || value < min || value > max) return def;
   return static_cast<int>(value);
+}
+
+// SOFTVERBS_PKEYS=0xffff,0x8001: the port's P_Key table (at most 16
+// entries; anything unparsable leaves the default, one full-member 0xffff).
+std::vector<uint16_t> pkeyTable() {
+  const std::vector<uint16_t> fallback{0xffff};
+  const char* raw = std::getenv("SOFTVERBS_PKEYS");
+  if (raw == nullptr || raw[0] == '\0') return fallback;
+  std::vector<uint16_t> table;
+  const char* p = raw;
+  while (*p != '\0' && table.size() < 16) {
+    char* end = nullptr;
+    unsigned long value = std::strtoul(p, &end, 0);
+    if (end == p || value > 0xffff || (*end != ',' && *end != '\0')) return fallback;
+    table.push_back(static_cast<uint16_t>(value));
+    p = *end == ',' ? end + 1 : end;
+  }
+  return table.empty() ? fallback : table;
 }
 
 void fillVerbsDevices() {
@@ -142,6 +161,14 @@ void Device::gid(int index, ibv_gid* out, ibv_gid_type* type) const {
   *type = (index % 2 == 0) ? IBV_GID_TYPE_ROCE_V1 : IBV_GID_TYPE_ROCE_V2;
 }
 
+Device* Device::acquireOpen(int index) {
+  std::lock_guard<std::mutex> lock(gRegistryMutex);
+  if (index < 0 || index >= kMaxDevices || gDevicesPid != getpid()) return nullptr;
+  Device* device = gDevices[index];
+  if (device != nullptr) device->refs_++;
+  return device;
+}
+
 Device* Device::acquire(int index) {
   if (index < 0 || index >= count()) {
     errno = ENODEV;
@@ -177,7 +204,13 @@ void Device::release(Device* device) {
   delete device;
 }
 
-Device::Device(int index) : index_(index), id_(idFor(index)) {}
+Device::Device(int index) : index_(index), id_(idFor(index)), pkeys_(pkeyTable()) {}
+
+bool Device::pkey(int index, uint16_t* out) const {
+  if (index < 0 || index >= pkeyCount()) return false;
+  *out = pkeys_[static_cast<size_t>(index)];
+  return true;
+}
 
 Device::~Device() {
   stop_.store(true);
@@ -238,6 +271,28 @@ void Device::removeMr(uint32_t key) {
 Mr* Device::findMr(uint32_t key) {
   auto it = mrs_.find(key);
   return it == mrs_.end() ? nullptr : it->second;
+}
+
+void Device::addContext(Context* context) {
+  std::lock_guard<std::mutex> lock(mutex);
+  contexts_.push_back(context);
+}
+
+void Device::removeContext(Context* context) {
+  std::lock_guard<std::mutex> lock(mutex);
+  contexts_.erase(std::remove(contexts_.begin(), contexts_.end(), context), contexts_.end());
+}
+
+void Device::broadcast(const ibv_async_event& event) {
+  for (Context* context : contexts_) {
+    if (context->async) context->async->push(event);
+  }
+}
+
+void Device::failAllQps() {
+  for (auto& entry : qps_) {
+    if (entry.second->qp.state != IBV_QPS_RESET) enterError(entry.second);
+  }
 }
 
 bool Device::transmit(uint32_t remoteId, OutPacket packet) {

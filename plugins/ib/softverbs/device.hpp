@@ -66,6 +66,9 @@ class Device {
   // The device with this index, opened for one more context; nullptr (and
   // errno) when its listener cannot be set up.
   static Device* acquire(int index);
+  // The device with this index if this process has it open (one more
+  // reference, released with release()); nullptr otherwise.
+  static Device* acquireOpen(int index);
   static void release(Device* device);
 
   static uint32_t idFor(int index);
@@ -76,8 +79,15 @@ class Device {
   int index() const { return index_; }
   uint32_t id() const { return id_; }
   void gid(int index, ibv_gid* out, ibv_gid_type* type) const;
+  // The P_Key table (SOFTVERBS_PKEYS, default one entry: 0xffff).
+  int pkeyCount() const { return static_cast<int>(pkeys_.size()); }
+  bool pkey(int index, uint16_t* out) const;
+  // Whether an injected IBV_EVENT_PORT_ERR took the port down (until
+  // IBV_EVENT_PORT_ACTIVE).
+  bool portDown() const { return portDown_.load(); }
+  void setPortDown(bool down) { portDown_.store(down); }
 
-  // Guards every QP, MR and their queues on this device.
+  // Guards every QP, MR, context list and their queues on this device.
   std::mutex mutex;
 
   uint32_t addQp(Qp* qp);
@@ -86,6 +96,12 @@ class Device {
   void addMr(Mr* mr);  // assigns lkey and rkey
   void removeMr(uint32_t key);
   Mr* findMr(uint32_t key);
+  void addContext(Context* context);
+  void removeContext(Context* context);
+  // Queues a device or port event on every context of the device.
+  void broadcast(const ibv_async_event& event);
+  // IBV_EVENT_DEVICE_FATAL: every QP goes to the error state.
+  void failAllQps();
 
   // Hands a packet to the link towards `remoteId` (mutex held). False when
   // that peer is unreachable.
@@ -103,6 +119,8 @@ class Device {
 
   int index_;
   uint32_t id_;
+  std::vector<uint16_t> pkeys_;
+  std::atomic<bool> portDown_{false};
   int refs_ = 0;
   int listenFd_ = -1;
   std::atomic<bool> stop_{false};
@@ -111,6 +129,7 @@ class Device {
   uint32_t nextKey_ = 0x1000;
   std::unordered_map<uint32_t, Qp*> qps_;
   std::unordered_map<uint32_t, Mr*> mrs_;
+  std::vector<Context*> contexts_;
   std::map<uint32_t, std::unique_ptr<Link>> links_;
   struct Peer {
     int fd;

@@ -47,6 +47,7 @@ void reply(Device& device, uint32_t peer, const PacketHeader& request, Op op, ib
   out.header.status = static_cast<uint16_t>(status);
   out.header.dstQpn = request.srcQpn;
   out.header.srcQpn = request.dstQpn;
+  out.header.pkey = request.pkey;
   out.header.seq = request.seq;
   out.header.length = payload.size();
   out.payload = std::move(payload);
@@ -54,11 +55,27 @@ void reply(Device& device, uint32_t peer, const PacketHeader& request, Op op, ib
 }
 
 // Responder-side error (class C in the IB spec): NAK the requester, and the
-// responder QP itself goes to the error state.
+// responder QP itself goes to the error state. When no receive WQE of the
+// responder completed with the error (RDMA WRITE and READ consume none), the
+// responder learns of it only through an affiliated async event, raised
+// before its outstanding WRs are flushed: access violations are
+// IBV_EVENT_QP_ACCESS_ERR, invalid requests IBV_EVENT_QP_REQ_ERR, anything
+// else (a failed copy into GPU memory) IBV_EVENT_QP_FATAL.
 void responderError(Device& device, Qp* qp, uint32_t peer, const PacketHeader& h,
-                    ibv_wc_status status) {
+                    ibv_wc_status status, bool reportedByCqe = false) {
   reply(device, peer, h, h.op == Op::kReadReq ? Op::kReadResp : Op::kAck, status);
+  if (!reportedByCqe) {
+    raiseQpEvent(qp, status == IBV_WC_REM_ACCESS_ERR    ? IBV_EVENT_QP_ACCESS_ERR
+                     : status == IBV_WC_REM_INV_REQ_ERR ? IBV_EVENT_QP_REQ_ERR
+                                                        : IBV_EVENT_QP_FATAL);
+  }
   enterError(qp);
+}
+
+// The IB spec's P_Key check: same partition (low 15 bits), and not both
+// limited members (bit 15 clear). A request that fails it is dropped.
+bool pkeysMatch(uint16_t a, uint16_t b) {
+  return (a & 0x7fff) == (b & 0x7fff) && ((a | b) & 0x8000) != 0;
 }
 
 // The MR that `rkey` names, if it lets a peer of `qp` touch [addr, addr+len)
@@ -192,18 +209,18 @@ bool execute(Device& device, Qp* qp, uint32_t peer, Inbound& in) {
       for (const ibv_sge& sge : r.sges) {
         if (!localSgeOk(device, qp, sge, IBV_ACCESS_LOCAL_WRITE)) {
           qp->recvCq->push(completion(qp, r.wrId, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0));
-          responderError(device, qp, peer, h, IBV_WC_REM_OP_ERR);
+          responderError(device, qp, peer, h, IBV_WC_REM_OP_ERR, true);
           return true;
         }
       }
       if (h.length > capacityOf(r.sges)) {
         qp->recvCq->push(completion(qp, r.wrId, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV, 0));
-        responderError(device, qp, peer, h, IBV_WC_REM_INV_REQ_ERR);
+        responderError(device, qp, peer, h, IBV_WC_REM_INV_REQ_ERR, true);
         return true;
       }
       if (scatter(device, r.sges, in.payload) != IBV_WC_SUCCESS) {
         qp->recvCq->push(completion(qp, r.wrId, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV, 0));
-        responderError(device, qp, peer, h, IBV_WC_REM_OP_ERR);
+        responderError(device, qp, peer, h, IBV_WC_REM_OP_ERR, true);
         return true;
       }
       ibv_wc wc =
@@ -326,7 +343,8 @@ void handleInbound(Device& device, uint32_t peer, Inbound&& in) {
     if (fromPeer) onResponse(qp, in);
     return;
   }
-  if (!fromPeer || (qp->qp.state != IBV_QPS_RTR && qp->qp.state != IBV_QPS_RTS)) {
+  if (!fromPeer || !pkeysMatch(h.pkey, qp->pkey) ||
+      (qp->qp.state != IBV_QPS_RTR && qp->qp.state != IBV_QPS_RTS)) {
     // Real hardware drops the packet and the requester retries until
     // retry_cnt runs out; answering at once has the same outcome, sooner.
     reply(device, peer, h, h.op == Op::kReadReq ? Op::kReadResp : Op::kAck, IBV_WC_RETRY_EXC_ERR);
@@ -376,6 +394,7 @@ int postSend(Qp* qp, ibv_send_wr* wr, ibv_send_wr** badWr) {
     out.header.op = op.op;
     out.header.dstQpn = qp->remoteQpn;
     out.header.srcQpn = qp->qp.qp_num;
+    out.header.pkey = qp->pkey;
     out.header.seq = w.seq;
     out.header.raddr = wr->wr.rdma.remote_addr;
     out.header.rkey = wr->wr.rdma.rkey;

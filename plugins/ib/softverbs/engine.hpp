@@ -27,4 +27,9 @@ void failHead(Qp* qp, ibv_wc_status status);
 // locked: drops every WR and held request without completions (to RESET).
 void resetQueues(Qp* qp);
 
+// Affiliated async events (events.cc), queued on the context that owns
+// the QP or CQ. Callable with the device mutex held.
+void raiseQpEvent(Qp* qp, ibv_event_type type);
+void raiseCqEvent(Cq* cq, ibv_event_type type);
+
 }  // namespace softverbs

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "../cuda_driver_slot.hpp"
+
 namespace softverbs {
 namespace {
 
@@ -26,6 +28,20 @@ bool driverLoaded() {
   return true;
 }
 
+// The driver object softverbs uses, owned by the library and released when
+// it unloads: sdk-ib dlopens and dlcloses softverbs (cuda_driver_slot.hpp).
+// An MR over device memory holds a reference of its own, so one still
+// registered at unload keeps the driver it copies through.
+sdkib::DriverSlot gDriver;
+
+// The driver, loaded and usable; nullptr otherwise (*why says why, when given).
+std::shared_ptr<const cu::Driver> usableDriver(std::string* why = nullptr) {
+  std::shared_ptr<const cu::Driver> driver = gDriver.get();
+  if (driver != nullptr && driver->available()) return driver;
+  if (why != nullptr) *why = driver != nullptr ? driver->whyNot() : "not available: unloading";
+  return nullptr;
+}
+
 }  // namespace
 
 std::atomic<int> GpuMemory::live_{0};
@@ -33,8 +49,9 @@ std::atomic<int> GpuMemory::live_{0};
 std::unique_ptr<GpuMemory> GpuMemory::detect(const void* addr, size_t length, int* error) {
   *error = 0;
   if (length == 0 || !driverLoaded()) return nullptr;
-  const cu::Driver& driver = cu::Driver::get();
-  if (!driver.available()) return nullptr;
+  std::shared_ptr<const cu::Driver> owned = usableDriver();
+  if (owned == nullptr) return nullptr;
+  const cu::Driver& driver = *owned;
   // A registration widened to whole pages may begin before the allocation
   // it covers; its last byte is inside it.
   const char* first = static_cast<const char*>(addr);
@@ -45,7 +62,7 @@ std::unique_ptr<GpuMemory> GpuMemory::detect(const void* addr, size_t length, in
       !driver.isDeviceMemory(last, &context, &ordinal)) {
     return nullptr;
   }
-  std::unique_ptr<GpuMemory> gpu(new GpuMemory(driver));
+  std::unique_ptr<GpuMemory> gpu(new GpuMemory(std::move(owned)));
   // The copies run in the context that owns the memory, on a stream of
   // that context: both must outlive the MR. The application may free the
   // memory and release its last reference on the device's primary context
@@ -124,7 +141,9 @@ bool GpuMemory::read(void* hostDst, const void* deviceSrc, size_t bytes) const {
 }
 
 bool GpuMemory::isDevice(const void* p) {
-  return driverLoaded() && cu::Driver::get().isDeviceMemory(p);
+  if (!driverLoaded()) return false;
+  std::shared_ptr<const cu::Driver> driver = usableDriver();
+  return driver != nullptr && driver->isDeviceMemory(p);
 }
 
 bool dmaBufUsable(std::string* why) {
@@ -132,9 +151,9 @@ bool dmaBufUsable(std::string* why) {
     *why = "this process has not loaded the CUDA driver (libcuda.so.1): it has no GPU memory";
     return false;
   }
-  const cu::Driver& driver = cu::Driver::get();
-  if (driver.available()) return true;
-  *why = "CUDA driver " + driver.whyNot();
+  std::string whyNot;
+  if (usableDriver(&whyNot) != nullptr) return true;
+  *why = "CUDA driver " + whyNot;
   return false;
 }
 

@@ -38,13 +38,17 @@ class GpuMemory {
   static bool isDevice(const void* p);
 
  private:
-  explicit GpuMemory(const ncclnet::cuda::Driver& driver) : driver_(driver) {}
+  explicit GpuMemory(std::shared_ptr<const ncclnet::cuda::Driver> driver)
+      : driver_(*driver), owner_(std::move(driver)) {}
   // Takes a reference on device `ordinal`'s primary context when it owns
   // the memory (*context) or when nothing does (*context null: it then
   // becomes the primary context). False when no context can serve.
   bool holdPrimary(int ordinal, ncclnet::cuda::Context* context);
 
   const ncclnet::cuda::Driver& driver_;
+  // Keeps the driver object alive for the MR's lifetime, whenever the
+  // library lets go of its own reference (gpu.cc).
+  std::shared_ptr<const ncclnet::cuda::Driver> owner_;
   ncclnet::cuda::Context context_ = nullptr;
   ncclnet::cuda::Stream stream_ = nullptr;
   int releaseDevice_ = -1;  // primary context held here (holdPrimary), released last

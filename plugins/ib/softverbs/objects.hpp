@@ -12,6 +12,7 @@
 #include <mutex>
 #include <vector>
 
+#include "async.hpp"
 #include "gpu.hpp"
 #include "wire.hpp"
 
@@ -22,6 +23,7 @@ class Device;
 struct Context {
   verbs_context vctx;  // the application sees &vctx.context
   Device* device = nullptr;
+  std::unique_ptr<AsyncQueue> async;  // behind vctx.context.async_fd
 };
 
 inline Context* contextOf(ibv_context* context) {
@@ -94,6 +96,7 @@ struct Qp {
   unsigned access = 0;  // IBV_ACCESS_REMOTE_* granted to peers
   uint8_t port = 1;
   uint16_t pkeyIndex = 0;
+  uint16_t pkey = 0xffff;  // the P_Key at pkeyIndex, carried by every request
   ibv_mtu mtu = IBV_MTU_1024;
   ibv_ah_attr ah{};
   uint32_t remoteDevice = 0;  // decoded from the destination GID

@@ -45,7 +45,8 @@ bool allowed(ibv_qp_state from, ibv_qp_state to, int mask) {
 // Checks and applies the attributes; EINVAL leaves the QP unchanged.
 int apply(Qp* qp, const ibv_qp_attr* attr, int mask) {
   if ((mask & IBV_QP_PORT) && attr->port_num != Device::kPort) return EINVAL;
-  if ((mask & IBV_QP_PKEY_INDEX) && attr->pkey_index != 0) return EINVAL;
+  uint16_t pkey = qp->pkey;
+  if ((mask & IBV_QP_PKEY_INDEX) && !qp->device->pkey(attr->pkey_index, &pkey)) return EINVAL;
   if ((mask & IBV_QP_PATH_MTU) && (attr->path_mtu < IBV_MTU_256 || attr->path_mtu > IBV_MTU_4096)) {
     return EINVAL;
   }
@@ -60,6 +61,10 @@ int apply(Qp* qp, const ibv_qp_attr* attr, int mask) {
     }
   }
   if (mask & IBV_QP_ACCESS_FLAGS) qp->access = attr->qp_access_flags;
+  if (mask & IBV_QP_PKEY_INDEX) {
+    qp->pkeyIndex = attr->pkey_index;
+    qp->pkey = pkey;
+  }
   if (mask & IBV_QP_PATH_MTU) qp->mtu = attr->path_mtu;
   if (mask & IBV_QP_AV) {
     qp->ah = attr->ah_attr;
@@ -114,6 +119,7 @@ int queryQp(Qp* qp, ibv_qp_attr* attr, ibv_qp_init_attr* init) {
   attr->rq_psn = qp->rqPsn;
   attr->sq_psn = qp->sqPsn;
   attr->port_num = qp->port;
+  attr->pkey_index = qp->pkeyIndex;
   attr->timeout = qp->timeout;
   attr->retry_cnt = qp->retryCnt;
   attr->rnr_retry = qp->rnrRetry;

@@ -35,7 +35,9 @@ struct PacketHeader {
   uint32_t imm = 0;  // as posted (network order), handed back unchanged
   uint64_t seq = 0;  // the requester's number for the work request
   uint64_t raddr = 0;
-  uint64_t length = 0;  // payload bytes, or the bytes a kReadReq asks for
+  uint64_t length = 0;     // payload bytes, or the bytes a kReadReq asks for
+  uint16_t pkey = 0xffff;  // the sending QP's P_Key (BTH)
+  uint8_t reserved[6] = {};
 };
 
 // First bytes on every connection: who is calling.

@@ -14,32 +14,6 @@
 namespace ibtest {
 namespace {
 
-// Sets environment variables for one test and restores them after.
-class ScopedEnv {
- public:
-  void set(const char* name, const std::string& value) {
-    const char* old = std::getenv(name);
-    saved_.push_back({name, old != nullptr, old ? old : ""});
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
-      if (it->had)
-        setenv(it->name.c_str(), it->value.c_str(), 1);
-      else
-        unsetenv(it->name.c_str());
-    }
-  }
-
- private:
-  struct Saved {
-    std::string name;
-    bool had;
-    std::string value;
-  };
-  std::vector<Saved> saved_;
-};
-
 int deviceCount(Session& s) {
   int n = -1;
   EXPECT_EQ(s.net().devices(&n), ncclSuccess);

@@ -7,11 +7,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdarg>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <thread>
 
 namespace ibtest {
@@ -24,17 +27,59 @@ Clock::time_point after(double seconds) {
          std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
 
+std::mutex gLogMutex;
+std::vector<LogLine> gLog;
+
+// Records every line; prints the WARN ones (unless SDKIB_TEST_QUIET).
 void quietLogger(ncclDebugLogLevel level, unsigned long, const char*, int, const char* fmt, ...) {
-  if (level != NCCL_LOG_WARN || std::getenv("SDKIB_TEST_QUIET") != nullptr) return;
+  char text[2048];
   va_list args;
   va_start(args, fmt);
-  std::fputs("WARN ", stderr);
-  std::vfprintf(stderr, fmt, args);
-  std::fputc('\n', stderr);
+  std::vsnprintf(text, sizeof(text), fmt, args);
   va_end(args);
+  {
+    std::lock_guard<std::mutex> lock(gLogMutex);
+    gLog.push_back(LogLine{level, text});
+  }
+  if (level != NCCL_LOG_WARN || std::getenv("SDKIB_TEST_QUIET") != nullptr) return;
+  std::fprintf(stderr, "WARN %s\n", text);
 }
 
 }  // namespace
+
+void ScopedEnv::set(const char* name, const std::string& value) {
+  const char* old = std::getenv(name);
+  saved_.push_back({name, old != nullptr, old ? old : ""});
+  setenv(name, value.c_str(), 1);
+}
+
+ScopedEnv::~ScopedEnv() {
+  for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
+    if (it->had)
+      setenv(it->name.c_str(), it->value.c_str(), 1);
+    else
+      unsetenv(it->name.c_str());
+  }
+}
+
+size_t logMark() {
+  std::lock_guard<std::mutex> lock(gLogMutex);
+  return gLog.size();
+}
+
+std::vector<LogLine> logSince(size_t mark) {
+  std::lock_guard<std::mutex> lock(gLogMutex);
+  return std::vector<LogLine>(
+      gLog.begin() + static_cast<std::ptrdiff_t>(std::min(mark, gLog.size())), gLog.end());
+}
+
+std::vector<std::string> warningsSince(size_t mark) {
+  std::vector<std::string> out;
+  for (const LogLine& line : logSince(mark)) {
+    if (line.level == NCCL_LOG_WARN) out.push_back(line.text);
+  }
+  return out;
+}
 
 void useSoftverbs() {
   setenv("NCCL_IBVERBS_LIB", SOFTVERBS_LIBRARY, 0);

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ncclnet/host/loader.hpp"
 
@@ -17,6 +18,35 @@ namespace ibtest {
 // Points the plugin at softverbs and the handshake at loopback (unless the
 // caller set them), so every test runs without RDMA hardware.
 void useSoftverbs();
+
+// Sets environment variables for one test and restores them after.
+class ScopedEnv {
+ public:
+  ScopedEnv() = default;
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+  void set(const char* name, const std::string& value);
+
+ private:
+  struct Saved {
+    std::string name;
+    bool had;
+    std::string value;
+  };
+  std::vector<Saved> saved_;
+};
+
+// Every line the plugin logs in this process, in order (sessions log
+// through one logger). A test takes a mark, acts, then reads what came.
+struct LogLine {
+  ncclDebugLogLevel level;
+  std::string text;
+};
+size_t logMark();
+std::vector<LogLine> logSince(size_t mark);
+// The WARN lines since `mark`.
+std::vector<std::string> warningsSince(size_t mark);
 
 // sdk-ib loaded as NCCL would, pinned to ABI `version`, initialized for one
 // communicator.

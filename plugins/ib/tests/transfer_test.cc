@@ -300,6 +300,7 @@ TEST_P(IbTransfer, ThirtyTwoGroupedReceivesOfEightInFlight) {
 
 TEST_P(IbTransfer, MessagesSplitAcrossSeveralQps) {
   setenv("NCCL_IB_QPS_PER_CONNECTION", "3", 1);  // inherited by the child
+  setenv("NCCL_IB_SPLIT_DATA_ON_QPS", "1", 1);
   constexpr size_t kBytes = (1u << 20) + 5;
   runPair(
       [](Session& s, void* comm, int, int) {
@@ -325,6 +326,7 @@ TEST_P(IbTransfer, MessagesSplitAcrossSeveralQps) {
         EXPECT_EQ(waitFor(s, req, nullptr), ncclSuccess);
       });
   unsetenv("NCCL_IB_QPS_PER_CONNECTION");
+  unsetenv("NCCL_IB_SPLIT_DATA_ON_QPS");
 }
 
 TEST_P(IbTransfer, WriteIntoADeregisteredReceiveIsARemoteError) {
@@ -342,7 +344,8 @@ TEST_P(IbTransfer, WriteIntoADeregisteredReceiveIsARemoteError) {
         s.net().deregMr(comm, b.mh);  // the rkey in the CTS is now stale
         char go = 1;
         if (!writeAll(out, &go, 1)) return 3;
-        return waitFor(s, req, nullptr) != ncclSuccess ? 0 : 4;
+        // The receiver learns of it through IBV_EVENT_QP_ACCESS_ERR.
+        return waitFor(s, req, nullptr) == ncclRemoteError ? 0 : 4;
       },
       [](Session& s, void* comm, int, int in) {
         char go = 0;

@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <string>
 #include <vector>
 
 #include "config.hpp"
@@ -74,6 +75,47 @@ TEST(ConfigTest, MtuAcceptsBytesOrEnum) {
   EXPECT_EQ(mtuEnumFrom(4096), IBV_MTU_4096);
   EXPECT_EQ(mtuEnumFrom(3), IBV_MTU_1024);
   EXPECT_EQ(mtuEnumFrom(1500), -1);
+}
+
+int gWarnings = 0;
+void countWarnings(ncclDebugLogLevel level, unsigned long, const char*, int, const char*, ...) {
+  if (level == NCCL_LOG_WARN) gWarnings++;
+}
+
+TEST(ConfigTest, NcclDefaultsForTheFabricKnobs) {
+  for (const char* name :
+       {"NCCL_IB_PKEY", "NCCL_IB_USE_INLINE", "NCCL_IB_SPLIT_DATA_ON_QPS",
+        "NCCL_IB_ADAPTIVE_ROUTING", "NCCL_IB_AR_THRESHOLD", "NCCL_IB_PCI_RELAXED_ORDERING"}) {
+    unsetenv(name);
+  }
+  ncclnet::ParamTable params(ncclnet::Logger(countWarnings, "NET/sdk-ib"));
+  Config c;
+  ASSERT_EQ(Config::read(params, &c), ncclSuccess);
+  EXPECT_EQ(c.pkeyIndex, 0);
+  EXPECT_FALSE(c.useInline);
+  EXPECT_FALSE(c.splitDataOnQps);
+  EXPECT_EQ(c.adaptiveRouting, -2);
+  EXPECT_EQ(c.arThreshold, 8192);
+  EXPECT_EQ(c.relaxedOrdering, 2);
+}
+
+TEST(DeviceRulesTest, AdaptiveRoutingDefaultsByLinkLayer) {
+  EXPECT_TRUE(adaptiveRoutingFor(-2, IBV_LINK_LAYER_INFINIBAND));
+  EXPECT_FALSE(adaptiveRoutingFor(-2, IBV_LINK_LAYER_ETHERNET));
+  EXPECT_FALSE(adaptiveRoutingFor(0, IBV_LINK_LAYER_INFINIBAND));
+  EXPECT_TRUE(adaptiveRoutingFor(1, IBV_LINK_LAYER_ETHERNET));
+}
+
+TEST(DeviceRulesTest, RelaxedOrderingNeedsRegMrIova2) {
+  ncclnet::Logger log(countWarnings, "NET/sdk-ib");
+  gWarnings = 0;
+  EXPECT_FALSE(relaxedOrderingFor(0, true, "libibverbs.so.1", log));
+  EXPECT_TRUE(relaxedOrderingFor(2, true, "libibverbs.so.1", log));
+  EXPECT_FALSE(relaxedOrderingFor(2, false, "libibverbs.so.1", log));  // auto: quietly off
+  EXPECT_TRUE(relaxedOrderingFor(1, true, "libibverbs.so.1", log));
+  EXPECT_EQ(gWarnings, 0);
+  EXPECT_FALSE(relaxedOrderingFor(1, false, "libibverbs.so.1", log));  // asked for: one line
+  EXPECT_EQ(gWarnings, 1);
 }
 
 // softverbs opened through the plugin's own dlopen table.
@@ -154,6 +196,20 @@ TEST_F(MrCacheTest, DisjointBuffersGetTheirOwn) {
   EXPECT_EQ(cache.entries(), 2u);
   cache.release(ma);
   cache.release(mb);
+}
+
+// softverbs refuses IBV_ACCESS_RELAXED_ORDERING through the IBVERBS_1.1
+// ibv_reg_mr (verbs.h never sends optional flags there): the cache must
+// register through ibv_reg_mr_iova2.
+TEST_F(MrCacheTest, RelaxedOrderingRegistersThroughIova2) {
+  ASSERT_NE(api_.regMrIova2, nullptr);
+  MrCache cache(api_, pd_, true);
+  EXPECT_TRUE(cache.relaxedOrdering());
+  std::vector<char> buf(1 << 16);
+  std::string why;
+  ibv_mr* mr = cache.acquire(buf.data(), buf.size(), nullptr, &why);
+  ASSERT_NE(mr, nullptr) << why;
+  EXPECT_TRUE(cache.release(mr));
 }
 
 // A dma-buf registration through the cache. Where softverbs cannot reach

@@ -84,5 +84,17 @@ TEST_F(ResourceTest, RemoteWriteWithoutLocalWriteIsRejected) {
   EXPECT_EQ(errno, EINVAL);
 }
 
+TEST_F(ResourceTest, RelaxedOrderingIsAnOptionalFlagOfRegMrIova2) {
+  static char buf[4096];
+  const unsigned access = kFullAccess | IBV_ACCESS_RELAXED_ORDERING;
+  ibv_mr* mr = ibv_reg_mr_iova2(pd_, buf, sizeof(buf), reinterpret_cast<uintptr_t>(buf), access);
+  ASSERT_NE(mr, nullptr);
+  EXPECT_EQ(ibv_dereg_mr(mr), 0);
+  // verbs.h never routes optional flags to the IBVERBS_1.1 entry point,
+  // which predates them.
+  EXPECT_EQ((ibv_reg_mr)(pd_, buf, sizeof(buf), static_cast<int>(access)), nullptr);
+  EXPECT_EQ(errno, EINVAL);
+}
+
 }  // namespace
 }  // namespace svtest
