@@ -196,6 +196,26 @@ ScopedContext::~ScopedContext() {
   if (switched_) driver_.ctxSetCurrent(previous_);
 }
 
+bool PrimaryContextRef::retain(const Driver& driver, int device, std::string* why) {
+  Device dev = 0;
+  Result r = driver.deviceGet(&dev, device);
+  if (r == kSuccess) r = driver.primaryCtxRetain(&context_, dev);
+  if (r != kSuccess) {
+    context_ = nullptr;
+    *why = "cannot use CUDA device " + std::to_string(device) + ": " + driver.describe(r);
+    return false;
+  }
+  driver_ = &driver;
+  device_ = device;
+  return true;
+}
+
+PrimaryContextRef::~PrimaryContextRef() {
+  Device dev = 0;
+  if (context_ != nullptr && driver_->deviceGet(&dev, device_) == kSuccess)
+    driver_->primaryCtxRelease(dev);
+}
+
 std::unique_ptr<DeviceBuffer> DeviceBuffer::allocate(const Driver& driver, int device, size_t bytes,
                                                      std::string* why) {
   if (!driver.available()) {
@@ -203,16 +223,9 @@ std::unique_ptr<DeviceBuffer> DeviceBuffer::allocate(const Driver& driver, int d
     return nullptr;
   }
   std::unique_ptr<DeviceBuffer> buf(new DeviceBuffer(driver, device));
-  Device dev = 0;
-  Result r = driver.deviceGet(&dev, device);
-  if (r == kSuccess) r = driver.primaryCtxRetain(&buf->context_, dev);
-  if (r != kSuccess) {
-    buf->context_ = nullptr;
-    *why = "cannot use CUDA device " + std::to_string(device) + ": " + driver.describe(r);
-    return nullptr;
-  }
-  ScopedContext scope(driver, buf->context_);
-  r = scope.ok() ? driver.memAlloc(&buf->ptr_, bytes > 0 ? bytes : 1) : scope.result();
+  if (!buf->primary_.retain(driver, device, why)) return nullptr;
+  ScopedContext scope(driver, buf->primary_.get());
+  Result r = scope.ok() ? driver.memAlloc(&buf->ptr_, bytes > 0 ? bytes : 1) : scope.result();
   if (r != kSuccess) {
     buf->ptr_ = 0;
     *why = "cuMemAlloc(" + std::to_string(bytes) + " B) on device " + std::to_string(device) +
@@ -225,12 +238,8 @@ std::unique_ptr<DeviceBuffer> DeviceBuffer::allocate(const Driver& driver, int d
 
 DeviceBuffer::~DeviceBuffer() {
   if (ptr_ != 0) {
-    ScopedContext scope(driver_, context_);
+    ScopedContext scope(driver_, primary_.get());
     driver_.memFree(ptr_);
-  }
-  if (context_ != nullptr) {
-    Device dev = 0;
-    if (driver_.deviceGet(&dev, device_) == kSuccess) driver_.primaryCtxRelease(dev);
   }
 }
 
@@ -244,7 +253,7 @@ bool DeviceBuffer::inRange(size_t offset, size_t bytes, std::string* why) const 
 bool DeviceBuffer::upload(size_t offset, const void* src, size_t bytes, std::string* why) {
   if (!inRange(offset, bytes, why)) return false;
   if (bytes == 0) return true;
-  ScopedContext scope(driver_, context_);
+  ScopedContext scope(driver_, primary_.get());
   Result r = scope.ok() ? driver_.memcpyHtoD(ptr_ + offset, src, bytes) : scope.result();
   if (r != kSuccess) {
     *why = "cuMemcpyHtoD(" + std::to_string(bytes) + " B) failed: " + driver_.describe(r);
@@ -256,7 +265,7 @@ bool DeviceBuffer::upload(size_t offset, const void* src, size_t bytes, std::str
 bool DeviceBuffer::download(size_t offset, void* dst, size_t bytes, std::string* why) const {
   if (!inRange(offset, bytes, why)) return false;
   if (bytes == 0) return true;
-  ScopedContext scope(driver_, context_);
+  ScopedContext scope(driver_, primary_.get());
   Result r = scope.ok() ? driver_.memcpyDtoH(dst, ptr_ + offset, bytes) : scope.result();
   if (r == kSuccess) return true;
   *why = "cuMemcpyDtoH(" + std::to_string(bytes) + " B) failed: " + driver_.describe(r);
@@ -265,7 +274,7 @@ bool DeviceBuffer::download(size_t offset, void* dst, size_t bytes, std::string*
 
 bool DeviceBuffer::fill(unsigned char value, std::string* why) {
   if (size_ == 0) return true;
-  ScopedContext scope(driver_, context_);
+  ScopedContext scope(driver_, primary_.get());
   Result r = scope.ok() ? driver_.memsetD8(ptr_, value, size_) : scope.result();
   if (r != kSuccess) {
     *why = "cuMemsetD8 failed: " + driver_.describe(r);
@@ -293,14 +302,7 @@ std::unique_ptr<MappedHostBuffer> MappedHostBuffer::allocate(const Driver& drive
     return nullptr;
   }
   std::unique_ptr<MappedHostBuffer> buf(new MappedHostBuffer(driver, device));
-  Device dev = 0;
-  Result r = driver.deviceGet(&dev, device);
-  if (r == kSuccess) r = driver.primaryCtxRetain(&buf->context_, dev);
-  if (r != kSuccess) {
-    buf->context_ = nullptr;
-    *why = "cannot use CUDA device " + std::to_string(device) + ": " + driver.describe(r);
-    return nullptr;
-  }
+  if (!buf->primary_.retain(driver, device, why)) return nullptr;
   // Anonymous pages: page-aligned and zeroed, as registration wants them.
   size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   size_t span = (std::max<size_t>(bytes, 1) + page - 1) / page * page;
@@ -311,10 +313,10 @@ std::unique_ptr<MappedHostBuffer> MappedHostBuffer::allocate(const Driver& drive
   }
   buf->host_ = host;
   buf->size_ = span;
-  ScopedContext scope(driver, buf->context_);
-  r = scope.ok()
-          ? driver.memHostRegister(host, span, kHostRegisterPortable | kHostRegisterDeviceMap)
-          : scope.result();
+  ScopedContext scope(driver, buf->primary_.get());
+  Result r = scope.ok() ? driver.memHostRegister(host, span,
+                                                 kHostRegisterPortable | kHostRegisterDeviceMap)
+                        : scope.result();
   if (r != kSuccess) {
     *why = "cuMemHostRegister(" + std::to_string(span) + " B) failed: " + driver.describe(r);
     return nullptr;
@@ -330,14 +332,10 @@ std::unique_ptr<MappedHostBuffer> MappedHostBuffer::allocate(const Driver& drive
 
 MappedHostBuffer::~MappedHostBuffer() {
   if (registered_) {
-    ScopedContext scope(driver_, context_);
+    ScopedContext scope(driver_, primary_.get());
     driver_.memHostUnregister(host_);
   }
   if (host_ != nullptr) munmap(host_, size_);
-  if (context_ != nullptr) {
-    Device dev = 0;
-    if (driver_.deviceGet(&dev, device_) == kSuccess) driver_.primaryCtxRelease(dev);
-  }
 }
 
 }  // namespace cuda

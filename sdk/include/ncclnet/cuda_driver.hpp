@@ -159,6 +159,25 @@ class ScopedContext {
   Result result_ = kSuccess;
 };
 
+// A reference on one device's primary context, released when it goes: a
+// context the object's memory lives in stays alive as long as the object.
+class PrimaryContextRef {
+ public:
+  PrimaryContextRef() = default;
+  ~PrimaryContextRef();
+  PrimaryContextRef(const PrimaryContextRef&) = delete;
+  PrimaryContextRef& operator=(const PrimaryContextRef&) = delete;
+
+  // False and *why when the device or its context cannot be used.
+  bool retain(const Driver& driver, int device, std::string* why);
+  Context get() const { return context_; }
+
+ private:
+  const Driver* driver_ = nullptr;
+  int device_ = -1;
+  Context context_ = nullptr;
+};
+
 // A device allocation (cuMemAlloc) in the primary context of one device,
 // with the copies a test or a scenario needs. Owns the allocation and a
 // reference on the primary context.
@@ -174,7 +193,7 @@ class DeviceBuffer {
   void* data() const { return reinterpret_cast<void*>(static_cast<uintptr_t>(ptr_)); }
   size_t size() const { return size_; }
   int device() const { return device_; }
-  Context context() const { return context_; }
+  Context context() const { return primary_.get(); }
 
   // Each false with *why on a failed or out-of-range copy. Complete when
   // they return: what upload and fill wrote is in device memory for any
@@ -192,7 +211,7 @@ class DeviceBuffer {
 
   const Driver& driver_;
   int device_;
-  Context context_ = nullptr;
+  PrimaryContextRef primary_;  // released last, after the memory
   DevicePtr ptr_ = 0;
   size_t size_ = 0;
 };
@@ -218,7 +237,7 @@ class MappedHostBuffer {
 
   const Driver& driver_;
   int device_;
-  Context context_ = nullptr;
+  PrimaryContextRef primary_;  // released last, after the registration
   void* host_ = nullptr;
   size_t size_ = 0;
   bool registered_ = false;
