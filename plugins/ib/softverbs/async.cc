@@ -94,8 +94,8 @@ void AsyncQueue::drop(const void* object) {
   settle();
 }
 
-const void* objectOf(const ibv_async_event& event) {
-  switch (event.event_type) {
+bool isQpEvent(int type) {
+  switch (type) {
     case IBV_EVENT_QP_FATAL:
     case IBV_EVENT_QP_REQ_ERR:
     case IBV_EVENT_QP_ACCESS_ERR:
@@ -103,10 +103,15 @@ const void* objectOf(const ibv_async_event& event) {
     case IBV_EVENT_SQ_DRAINED:
     case IBV_EVENT_PATH_MIG:
     case IBV_EVENT_PATH_MIG_ERR:
-    case IBV_EVENT_QP_LAST_WQE_REACHED: return event.element.qp;
-    case IBV_EVENT_CQ_ERR: return event.element.cq;
-    default: return nullptr;
+    case IBV_EVENT_QP_LAST_WQE_REACHED: return true;
+    default: return false;
   }
+}
+
+const void* objectOf(const ibv_async_event& event) {
+  if (isQpEvent(event.event_type)) return event.element.qp;
+  if (event.event_type == IBV_EVENT_CQ_ERR) return event.element.cq;
+  return nullptr;
 }
 
 void noteRead(const void* object) {

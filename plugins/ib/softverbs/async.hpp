@@ -46,6 +46,8 @@ class AsyncQueue {
 
 // The QP or CQ an event names; nullptr for port and device events.
 const void* objectOf(const ibv_async_event& event);
+// Whether an event of this type names a QP (event.element.qp).
+bool isQpEvent(int type);
 
 // Read-but-unacknowledged events per QP or CQ, process-wide (an ack names
 // only the object). awaitAcks waits for them before the object goes, for

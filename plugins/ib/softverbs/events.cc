@@ -18,20 +18,6 @@ void queueOn(ibv_context* context, const ibv_async_event& event) {
   if (AsyncQueue* queue = contextOf(context)->async.get()) queue->push(event);
 }
 
-bool isQpEvent(int type) {
-  switch (type) {
-    case IBV_EVENT_QP_FATAL:
-    case IBV_EVENT_QP_REQ_ERR:
-    case IBV_EVENT_QP_ACCESS_ERR:
-    case IBV_EVENT_COMM_EST:
-    case IBV_EVENT_SQ_DRAINED:
-    case IBV_EVENT_PATH_MIG:
-    case IBV_EVENT_PATH_MIG_ERR:
-    case IBV_EVENT_QP_LAST_WQE_REACHED: return true;
-    default: return false;
-  }
-}
-
 bool isPortEvent(int type) {
   switch (type) {
     case IBV_EVENT_PORT_ACTIVE:
