@@ -63,7 +63,7 @@ if want tests; then
     if NCCLNET_REQUIRE_GPU=1 timeout 500 ctest --test-dir "$built_at" --output-on-failure -E on_cpu_stand_in \
         -R 'CudaDriver|CudaDevice|cuda_driver_on|UnpackMapped|CudaPeer/|GpuTest|GpuProbe|GpuRule|IbDevices|softverbs_gpu|sdk_ib_gpu|conformance_sdk_ib_softverbs_gpu_memory|Cuda[A-Za-z]*\.|DmaBuf' \
         >"$OUT/gpu_ctest.log" 2>&1; then
-      note "gpu ctest: ok ($(grep -Eo '[0-9]+ tests passed[^)]*' "$OUT/gpu_ctest.log" | tail -1))"
+      note "gpu ctest: ok ($(grep -Eo '[0-9]+% tests passed.*' "$OUT/gpu_ctest.log" | tail -1))"
     else
       note "gpu ctest: FAILED"
       grep -E "tests passed|Failed|\*\*\*" "$OUT/gpu_ctest.log" | tail -15 >>"$summary"
