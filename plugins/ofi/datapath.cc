@@ -185,16 +185,17 @@ ncclResult_t RecvComm::irecv(int n, void** data, size_t* sizes, int* tags, void*
   if (r == nullptr) return ep.progress();
   r->comm = this;
   r->n = n;
-  // Sequence numbers are taken in call order; a tag that appears twice in
-  // one group takes two consecutive numbers.
-  TagSequences next = sequences_;
   for (int i = 0; i < n; i++) {
+    // Sequence numbers are taken in call order; a tag that appears twice in
+    // one group takes two consecutive numbers. They are committed below,
+    // once the request exists.
+    uint32_t earlier = 0;
+    for (int j = 0; j < i; j++) earlier += tags[j] == tags[i] ? 1 : 0;
     r->data[i] = data[i];
     r->capacity[i] = sizes[i];
     r->desc[i] = desc[i];
     r->ncclTags[i] = tags[i];
-    r->tags[i] = ep.tags().data(connId_, tags[i], next.peek(tags[i]));
-    next.advance(tags[i]);
+    r->tags[i] = ep.tags().data(connId_, tags[i], sequences_.peek(tags[i]) + earlier);
     r->ops[i].sink = r;
     r->ops[i].index = i;
   }
@@ -207,7 +208,7 @@ ncclResult_t RecvComm::irecv(int n, void** data, size_t* sizes, int* tags, void*
   }
   // At least one buffer is posted: the request exists, and test() posts the
   // rest. Each buffer's tag is unique, so late posting cannot reorder.
-  sequences_ = std::move(next);
+  for (int i = 0; i < n; i++) sequences_.advance(tags[i]);
   inFlight_.push_back(r);
   *request = r;
   return ncclSuccess;

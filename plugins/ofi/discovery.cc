@@ -11,6 +11,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "dmabuf.hpp"
+
 namespace ncclnet::ofinet {
 namespace {
 
@@ -250,14 +252,17 @@ ncclResult_t discoverNics(const Config& config, const Logger& log, std::vector<N
     nic.speedMbps = speedOf(info);
     nic.guid = guidOf(info);
     nic.loopback = loopback;
+    nic.dmabufWhyNot = dmaBufUnavailable(nic.info.get(), nic.hmem, fi_version());
+    nic.dmabuf = nic.dmabufWhyNot.empty();
     TagLayout::forWidth(TagLayout::widthOf(info->ep_attr->mem_tag_format), &nic.tags);
     NCCLNET_INFO(log, NCCL_INIT | NCCL_NET,
                  "NIC %zu: provider %s domain %s fabric %s%s, %d Mbps, pci %s, %d tag bits, "
-                 "GPU memory %s",
+                 "GPU memory %s, DMA-BUF %s%s",
                  nics->size(), nic.provider.c_str(), domain, info->fabric_attr->name,
                  loopback ? " (loopback)" : "", nic.speedMbps,
                  nic.pciPath.empty() ? "none" : nic.pciPath.c_str(), nic.tags.width(),
-                 nic.hmem ? "yes (FI_HMEM)" : "no");
+                 nic.hmem ? "yes (FI_HMEM)" : "no",
+                 nic.dmabuf ? "yes" : "no: ", nic.dmabufWhyNot.c_str());
     nics->push_back(std::move(nic));
   }
   if (nics->empty()) {

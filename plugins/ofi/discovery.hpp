@@ -21,7 +21,9 @@ struct Nic {
   int speedMbps = 0;
   uint64_t guid = 0;
   bool loopback = false;
-  bool hmem = false;  // GPU memory: FI_HMEM plus the RMA read that flushes it
+  bool hmem = false;         // GPU memory: FI_HMEM plus the RMA read that flushes it
+  bool dmabuf = false;       // NCCL_PTR_DMABUF: see dmabuf.hpp
+  std::string dmabufWhyNot;  // why not, for regMrDmaBuf's error ("" when dmabuf)
   TagLayout tags;
 };
 

@@ -92,13 +92,13 @@ ncclResult_t Endpoint::open(const Nic& nic, const Config& config, const Logger& 
   self->hostCache_ = std::make_unique<MrCache>(
       page, config.mrCache,
       [raw](void* base, size_t len, void** handle) {
-        return raw->registerPages(base, len, NCCL_PTR_HOST, handle);
+        return raw->registerPages(base, len, NCCL_PTR_HOST, nullptr, handle);
       },
       dereg);
   self->cudaCache_ = std::make_unique<MrCache>(
       page, config.mrCache,
       [raw](void* base, size_t len, void** handle) {
-        return raw->registerPages(base, len, NCCL_PTR_CUDA, handle);
+        return raw->registerPages(base, len, NCCL_PTR_CUDA, nullptr, handle);
       },
       dereg);
   NCCLNET_INFO(log, NCCL_INIT | NCCL_NET, "endpoint open on %s/%s (%zu-byte address, mr_mode 0x%x)",
@@ -214,7 +214,8 @@ void Endpoint::retire(std::unique_ptr<Retirable> object) {
   if (!object->quiescent()) retired_.push_back(std::move(object));
 }
 
-int Endpoint::registerPages(void* base, size_t length, int type, void** handle) {
+int Endpoint::registerPages(void* base, size_t length, int type, const DmaBufRegion* dmabuf,
+                            void** handle) {
   iovec iov{base, length};
   fi_mr_attr attr{};
   attr.mr_iov = &iov;
@@ -224,11 +225,14 @@ int Endpoint::registerPages(void* base, size_t length, int type, void** handle) 
   attr.requested_key = nextMrKey_++;                       // must be unique without FI_MR_PROV_KEY
   attr.iface = type == NCCL_PTR_CUDA ? FI_HMEM_CUDA : FI_HMEM_SYSTEM;
   fid_mr* mr = nullptr;
-  int rc = fi_mr_regattr(domain_.get(), &attr, 0, &mr);
+  int rc = dmabuf != nullptr ? registerDmaBuf(domain_.get(), attr, *dmabuf, &mr)
+                             : fi_mr_regattr(domain_.get(), &attr, 0, &mr);
   if (rc != 0) {
-    NCCLNET_WARN(log_, "fi_mr_regattr of %zu bytes at %p (%s memory) on %s failed: %s (%d)", length,
-                 base, type == NCCL_PTR_CUDA ? "GPU" : "host", nic_.name.c_str(),
-                 fiError(rc).c_str(), rc);
+    NCCLNET_WARN(log_, "fi_mr_regattr of %zu bytes at %p (%s) on %s failed: %s (%d)", length, base,
+                 dmabuf != nullptr       ? "dma-buf"
+                 : type == NCCL_PTR_CUDA ? "GPU memory"
+                                         : "host memory",
+                 nic_.name.c_str(), fiError(rc).c_str(), rc);
     return rc;
   }
   MrPtr owned(mr);
@@ -258,6 +262,32 @@ ncclResult_t Endpoint::regMr(void* data, size_t size, int type, void** mhandle) 
   }
   MrCache::Entry* entry = nullptr;
   int rc = cacheFor(type).acquire(data, size, &entry);
+  if (rc != 0) return resultFor(rc);
+  *mhandle = entry;
+  return ncclSuccess;
+}
+
+ncclResult_t Endpoint::regMrDmaBuf(void* data, size_t size, uint64_t offset, int fd,
+                                   void** mhandle) {
+  // GPU memory either way: a registration of the same pages by address may
+  // serve this request, and this one may serve a later regMr of them.
+  auto viaFd = [&](void* base, size_t length, void** handle) {
+    // The cache registers whole pages: the dma-buf range starts as many
+    // bytes before `offset` as the first page starts before `data`.
+    auto lead = static_cast<uint64_t>(static_cast<char*>(data) - static_cast<char*>(base));
+    if (offset < lead) {
+      NCCLNET_WARN(log_,
+                   "regMrDmaBuf: %p lies %llu bytes into its page but only %llu bytes into the "
+                   "dma-buf; the dma-buf must start on a page boundary",
+                   data, static_cast<unsigned long long>(lead),
+                   static_cast<unsigned long long>(offset));
+      return -FI_EINVAL;
+    }
+    DmaBufRegion region{fd, offset - lead, base, length};
+    return registerPages(base, length, NCCL_PTR_CUDA, &region, handle);
+  };
+  MrCache::Entry* entry = nullptr;
+  int rc = cudaCache_->acquire(data, size, viaFd, &entry);
   if (rc != 0) return resultFor(rc);
   *mhandle = entry;
   return ncclSuccess;

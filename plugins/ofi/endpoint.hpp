@@ -22,6 +22,7 @@
 
 #include "config.hpp"
 #include "discovery.hpp"
+#include "dmabuf.hpp"
 #include "fid.hpp"
 #include "mr_cache.hpp"
 #include "ncclnet/log.hpp"
@@ -107,6 +108,9 @@ class Endpoint {
   // ---- memory registration ------------------------------------------------
   // `type` NCCL_PTR_HOST or NCCL_PTR_CUDA (the latter only when nic().hmem).
   ncclResult_t regMr(void* data, size_t size, int type, void** mhandle);
+  // GPU memory named by a dma-buf fd (used during the call only); `offset`
+  // is where `data` lies in the dma-buf. Only when nic().dmabuf.
+  ncclResult_t regMrDmaBuf(void* data, size_t size, uint64_t offset, int fd, void** mhandle);
   ncclResult_t deregMr(void* mhandle);
   // The descriptor for a buffer inside `mhandle` (NULL mhandle: none, which
   // only providers without FI_MR_LOCAL accept). False for a handle that is
@@ -122,7 +126,9 @@ class Endpoint {
 
  private:
   Endpoint(const Nic& nic, const Config& config, const Logger& log);
-  int registerPages(void* base, size_t length, int type, void** handle);
+  // `dmabuf` null: the pages by address; else the same pages through the
+  // dma-buf that holds them.
+  int registerPages(void* base, size_t length, int type, const DmaBufRegion* dmabuf, void** handle);
   MrCache& cacheFor(int type) { return type == NCCL_PTR_CUDA ? *cudaCache_ : *hostCache_; }
 
   std::mutex mutex_;

@@ -31,7 +31,7 @@ bool MrCache::covers(const Entry& entry, const void* data, size_t size) {
   return first >= entry.begin && first + size <= entry.end;
 }
 
-int MrCache::acquire(const void* data, size_t size, Entry** out) {
+int MrCache::acquire(const void* data, size_t size, const RegisterFn& registerFn, Entry** out) {
   uintptr_t begin = 0, end = 0;
   pageRange(data, size, pageSize_, &begin, &end);
   if (share_) {
@@ -48,7 +48,7 @@ int MrCache::acquire(const void* data, size_t size, Entry** out) {
     }
   }
   void* handle = nullptr;
-  int rc = register_(reinterpret_cast<void*>(begin), end - begin, &handle);
+  int rc = registerFn(reinterpret_cast<void*>(begin), end - begin, &handle);
   if (rc != 0) return rc;
   auto entry = std::make_unique<Entry>();
   entry->begin = begin;

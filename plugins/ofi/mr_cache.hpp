@@ -40,7 +40,12 @@ class MrCache {
 
   // The registration covering [data, data + size), made if needed. 0 or the
   // RegisterFn's error.
-  int acquire(const void* data, size_t size, Entry** entry);
+  int acquire(const void* data, size_t size, Entry** entry) {
+    return acquire(data, size, register_, entry);
+  }
+  // The same, with `registerFn` making the registration when one is needed
+  // (a dma-buf: the pages are named by an fd that only this call knows).
+  int acquire(const void* data, size_t size, const RegisterFn& registerFn, Entry** entry);
   // Drops one reference; the last one deregisters. False (and nothing
   // changes) when `entry` is not a live registration of this cache.
   bool release(const void* entry);

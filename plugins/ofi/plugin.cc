@@ -82,9 +82,10 @@ class OfiNet {
     props->name = const_cast<char*>(nic.name.c_str());
     props->pciPath = nic.pciPath.empty() ? nullptr : const_cast<char*>(nic.pciPath.c_str());
     props->guid = nic.guid;
-    // NCCL_PTR_DMABUF is never offered: it needs FI_MR_DMABUF (libfabric
-    // >= 1.20), which this plugin does not use yet, so regMrDmaBuf is NULL.
-    props->ptrSupport = NCCL_PTR_HOST | (nic.hmem ? NCCL_PTR_CUDA : 0);
+    // DMA-BUF only where this build and the libfabric loaded both have
+    // FI_MR_DMABUF and the provider registers device memory (dmabuf.hpp).
+    props->ptrSupport =
+        NCCL_PTR_HOST | (nic.hmem ? NCCL_PTR_CUDA : 0) | (nic.dmabuf ? NCCL_PTR_DMABUF : 0);
     // Registrations belong to the device's domain, not to a comm, and
     // re-registering covered pages is a cache hit.
     props->regIsGlobal = 1;
@@ -264,6 +265,30 @@ class OfiNet {
     if (c == nullptr) return bad("regMr", "not a live sendComm or recvComm");
     std::lock_guard<std::mutex> lock(c->endpoint().mutex());
     return c->endpoint().regMr(data, size, type, mhandle);
+  }
+
+  // Always exported, so one binary serves every libfabric it may meet; on a
+  // NIC without DMA-BUF (ptrSupport says so) it fails with one log line
+  // naming the check that failed. The fd is used during the call only.
+  ncclResult_t regMrDmaBuf(void* comm, void* data, size_t size, int type, uint64_t offset, int fd,
+                           void** mhandle) {
+    if (mhandle == nullptr) return bad("regMrDmaBuf", "mhandle is NULL");
+    Comm* c = findDataComm(comm);
+    if (c == nullptr) return bad("regMrDmaBuf", "not a live sendComm or recvComm");
+    Endpoint& ep = c->endpoint();
+    if (!ep.nic().dmabuf) {
+      NCCLNET_WARN(log_,
+                   "regMrDmaBuf on %s: DMA-BUF is not available: %s; ptrSupport does not "
+                   "advertise NCCL_PTR_DMABUF",
+                   ep.nic().name.c_str(), ep.nic().dmabufWhyNot.c_str());
+      return ncclInvalidUsage;
+    }
+    // A host buffer needs no dma-buf (NCCL passes CUDA memory only).
+    if (type == NCCL_PTR_HOST) return regMr(comm, data, size, type, mhandle);
+    if (type != NCCL_PTR_CUDA) return bad("regMrDmaBuf", "type is neither NCCL_PTR_CUDA nor HOST");
+    if (fd < 0) return bad("regMrDmaBuf", "the dma-buf fd is negative");
+    std::lock_guard<std::mutex> lock(ep.mutex());
+    return ep.regMrDmaBuf(data, size, offset, fd, mhandle);
   }
 
   ncclResult_t deregMr(void* comm, void* mhandle) {

@@ -123,6 +123,28 @@ TEST_F(MrCacheTest, ProviderErrorsPassThroughAndLeaveNothing) {
   EXPECT_EQ(cache.registrations(), 0u);
 }
 
+TEST_F(MrCacheTest, AGivenRegisterFunctionMakesTheRegistrationAndItIsShared) {
+  MrCache cache = make(true);
+  std::vector<uintptr_t> viaFd;
+  auto registerFn = [&viaFd](void* base, size_t, void** handle) {
+    viaFd.push_back(reinterpret_cast<uintptr_t>(base));
+    *handle = &viaFd;
+    return 0;
+  };
+  MrCache::Entry* first = nullptr;
+  ASSERT_EQ(cache.acquire(page(1) + 10, 2 * kPage, registerFn, &first), 0);
+  ASSERT_EQ(viaFd.size(), 1u);
+  EXPECT_EQ(viaFd[0], reinterpret_cast<uintptr_t>(page(1))) << "whole pages, as always";
+  EXPECT_TRUE(registered.empty()) << "the cache's own function was not called";
+  MrCache::Entry* inner = nullptr;
+  ASSERT_EQ(cache.acquire(page(2), 100, &inner), 0);
+  EXPECT_EQ(inner, first);
+  EXPECT_TRUE(registered.empty());
+  EXPECT_TRUE(cache.release(inner));
+  EXPECT_TRUE(cache.release(first));
+  EXPECT_EQ(deregistered, 1);
+}
+
 TEST_F(MrCacheTest, DestructionDeregistersWhatIsLeft) {
   {
     MrCache cache = make(true);

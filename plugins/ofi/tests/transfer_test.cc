@@ -68,6 +68,41 @@ TEST_P(SdkOfi, ReportsOneHonestDevicePerNic) {
   EXPECT_EQ(runRoles(version, nullptr, role), "");
 }
 
+// regMrDmaBuf is always exported; on a NIC whose ptrSupport lacks
+// NCCL_PTR_DMABUF (every NIC with libfabric < 1.20, and tcp, which has no
+// FI_HMEM) it fails with one log line that says why.
+TEST_P(SdkOfi, RegMrDmaBufIsRefusedWhereDmaBufIsNotAdvertised) {
+  auto role = [](Peer& peer, Link&) -> std::string {
+    ROLE_CHECK(peer.net().provides(ncclnet::host::Optional::RegMrDmaBuf),
+               "regMrDmaBuf should be exported");
+    ncclNetProperties_v12_t p;
+    ROLE_OK(peer.net().getProperties(0, &p));
+    if (p.ptrSupport & NCCL_PTR_DMABUF) return "";  // a provider with DMA-BUF: nothing to refuse
+    char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
+    void* listenComm = nullptr;
+    ROLE_OK(peer.net().listen(peer.ctx(), 0, handle, &listenComm));
+    void* sendComm = nullptr;
+    void* recvComm = nullptr;
+    ROLE_TRY(peer.connectPair(handle, listenComm, &sendComm, &recvComm));
+    std::vector<char> buffer(4096);
+    void* mhandle = nullptr;
+    int before = countLogged("regMrDmaBuf");
+    ncclResult_t res = peer.net().regMrDmaBuf(recvComm, buffer.data(), buffer.size(), NCCL_PTR_CUDA,
+                                              0, 0, &mhandle);
+    ROLE_CHECK(res == ncclInvalidUsage, "regMrDmaBuf returned %d, expected ncclInvalidUsage",
+               static_cast<int>(res));
+    ROLE_CHECK(mhandle == nullptr, "no registration on failure");
+    ROLE_CHECK(countLogged("regMrDmaBuf") == before + 1, "one log line, got %d",
+               countLogged("regMrDmaBuf") - before);
+    ROLE_CHECK(countLogged("DMA-BUF is not available: ") == 1, "the line says why");
+    ROLE_OK(peer.net().closeListen(listenComm));
+    ROLE_OK(peer.net().closeSend(sendComm));
+    ROLE_OK(peer.net().closeRecv(recvComm));
+    return "";
+  };
+  EXPECT_EQ(runRoles(version(), nullptr, role), "");
+}
+
 TEST_P(SdkOfi, ConnectIsRetriedWithTheSameHandleBuffer) {
   auto role = [](Peer& peer, Link&) -> std::string {
     char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
