@@ -9,10 +9,10 @@
 
 #include <algorithm>
 #include <memory>
-#include <random>
 #include <stdexcept>
 
 #include "ncclnet/cuda_driver.hpp"
+#include "scenario/registrations.hpp"
 #include "scenario/registry.hpp"
 
 namespace conformance {
@@ -245,13 +245,13 @@ void registerCuda(Ctx& c) {
   void* part = c.regCuda(comm, buf.data() + 4097, 65539);
   void* oneByte = c.regCuda(comm, buf.data() + 1, 1);
   void* small = c.regCuda(comm, other.data(), 4096);
-  std::vector<void*> many;
-  for (int i = 0; i < 64; i++) {
-    size_t offset = static_cast<size_t>(i) * 3 * 4096 + static_cast<size_t>(i);
-    many.push_back(c.regCuda(comm, buf.data() + offset, 4096 + 17 * static_cast<size_t>(i)));
-  }
-  std::shuffle(many.begin(), many.end(), std::mt19937(25));
-  for (void* mh : many) c.dereg(comm, mh);
+  registerThenDeregister(
+      c, comm, 64,
+      [&](int i) {
+        size_t offset = static_cast<size_t>(i) * 3 * 4096 + static_cast<size_t>(i);
+        return c.regCuda(comm, buf.data() + offset, 4096 + 17 * static_cast<size_t>(i));
+      },
+      25);
   for (void* mh : {again, oneByte, small, part}) c.dereg(comm, mh);
   // Still usable after all that: a message into the whole buffer's handle
   // at an unaligned offset.
@@ -267,11 +267,9 @@ void registerDmaBuf(Ctx& c) {
   GpuBuffer buf(c, driver, kSize);
   void* whole = regDmaBuf(c, driver, comm, buf, 0, kSize);
   void* part = regDmaBuf(c, driver, comm, buf, 4097, 65539);
-  std::vector<void*> many;
-  for (int i = 0; i < 16; i++) {
-    many.push_back(regDmaBuf(c, driver, comm, buf, static_cast<size_t>(i) * 65536 + 3, 4096 + 1));
-  }
-  for (void* mh : many) c.dereg(comm, mh);
+  registerThenDeregister(c, comm, 16, [&](int i) {
+    return regDmaBuf(c, driver, comm, buf, static_cast<size_t>(i) * 65536 + 3, 4096 + 1);
+  });
   // Every fd is closed by now: the registrations must not depend on them.
   transfer(c, comm, nullptr, nullptr, c.rank() == 1 ? &buf : nullptr, part, 4097, 65539, 2601);
   c.barrier("sub-range transfer done");

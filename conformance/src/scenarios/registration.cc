@@ -2,9 +2,10 @@
 // Memory registration of host memory: on either comm, sub-ranges, many
 // handles, and the cheap re-registration that regIsGlobal promises.
 #include <algorithm>
-#include <random>
+#include <vector>
 
 #include "harness/wire.hpp"
+#include "scenario/registrations.hpp"
 #include "scenario/registry.hpp"
 
 namespace conformance {
@@ -91,15 +92,13 @@ void everyHandle(Ctx& c) {
   void* comm = c.link(0, 1, "connection");
   constexpr int kCount = 100;
   std::vector<Buffer> bufs;
-  std::vector<void*> handles;
-  for (int i = 0; i < kCount; i++) {
-    bufs.emplace_back(4096 + 64 * i);
-    handles.push_back(c.reg(comm, bufs.back().data(), bufs.back().size()));
-  }
-  std::vector<int> order(kCount);
-  for (int i = 0; i < kCount; i++) order[i] = i;
-  std::shuffle(order.begin(), order.end(), std::mt19937(27));
-  for (int i : order) c.dereg(comm, handles[static_cast<size_t>(i)]);
+  registerThenDeregister(
+      c, comm, kCount,
+      [&](int i) {
+        bufs.emplace_back(4096 + 64 * i);
+        return c.reg(comm, bufs.back().data(), bufs.back().size());
+      },
+      27);
   // Still registering and moving data after 100 deregistrations.
   c.transfer(comm, 0, 1, 1 << 16, 27);
 }

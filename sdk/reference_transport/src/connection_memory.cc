@@ -59,21 +59,26 @@ ncclResult_t TransportCore::allocateMap(ConnectionState& c) {
   }
   for (int p = 0; p < kNumProtocols; p++) c.buffers[p] = map.cpu(map.buffs[p]);
 
-  // Control words: constructed in place in the (zeroed) host bank.
+  // Control words: constructed in place in the (zeroed) host bank, the
+  // fifo entries first and the counters last. The proxy and the device peer
+  // get these addresses through their mutex-guarded queues, whose lock
+  // orders every store here before their first load. The counters are
+  // stored with release all the same, like every later publication of them
+  // (conn_mem.hpp): the initial head and tail publish the entries stored
+  // before them, as each later value does.
   c.sendMem = new (map.cpu(map.sendMem)) SendMem();
   c.recvMem = new (map.cpu(map.recvMem)) RecvMem();
-  // A shared send connection starts with no credit: the proxy hands out
-  // each step together with its pool offset (head = base + posted - kSteps).
-  if (c.direction == Direction::Send && c.shared) {
-    c.sendMem->head.store(static_cast<uint64_t>(-kSteps), std::memory_order_relaxed);
-  }
   for (ConnFifoEntry& e : c.recvMem->connFifo) {
     e.size.store(kFifoEmpty, std::memory_order_relaxed);
     e.offset.store(kFifoNoOffset, std::memory_order_relaxed);
     e.mode.store(int32_t(c.shared ? FifoMode::Offset : FifoMode::Normal),
                  std::memory_order_relaxed);
   }
-  std::atomic_thread_fence(std::memory_order_release);  // before anyone is given the addresses
+  // A shared send connection starts with no credit: the proxy hands out
+  // each step together with its pool offset (head = base + posted - kSteps).
+  bool noCredit = c.direction == Direction::Send && c.shared;
+  c.sendMem->head.store(noCredit ? static_cast<uint64_t>(-kSteps) : 0, std::memory_order_release);
+  c.recvMem->tail.store(0, std::memory_order_release);
   return ncclSuccess;
 }
 
