@@ -84,8 +84,12 @@ TEST(DeviceHandle, UnpackOnReceiveOnly) {
   // SIMPLE step, says so instead of reading garbage.
   RoundOptions simple;
   simple.protocol = Protocol::Simple;
+  // Each link's receive fails on its own; which failure the round reports
+  // first (this one, or the other link's receive timing out) is a race.
   EXPECT_NE(s.randomRounds(1, 100000, simple, 11, &why), ncclSuccess);
-  EXPECT_NE(why.find("UNPACK device handle has no unpack queue"), std::string::npos) << why;
+  EXPECT_TRUE(why.find("UNPACK device handle has no unpack queue") != std::string::npos ||
+              why.find("device: recv SIMPLE work") != std::string::npos)
+      << why;
 }
 
 TEST(Teardown, EverythingClosedOnce) {
