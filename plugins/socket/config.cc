@@ -169,6 +169,13 @@ ncclResult_t Config::read(ParamTable& params, int cores, Config* out) {
     }
   }
 
+  res = params.readInt("NCCLNET_SOCKET_TIMELINE", 0,
+                       "1: each comm logs, when it closes, how long its messages waited for the "
+                       "peer, moved on the sockets, and waited for test() (averages, INFO NET)",
+                       &value, 0, 1);
+  if (res != ncclSuccess) return res;
+  c.timeline = value == 1;
+
   *out = c;
   return ncclSuccess;
 }

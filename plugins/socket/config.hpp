@@ -30,6 +30,7 @@ struct Config {
   bool unpack = false;          // receive comms offer NCCL's UNPACK device handle
   size_t unpackArenaBytes = 0;  // bounce pages per UNPACK receive comm
   int unpackComms = 0;          // UNPACK receive comms the bounce pool has room for
+  bool timeline = false;        // comms log where their messages spent time when they close
 
   // Data sockets per comm: every helper thread drives nSocksPerThread of
   // them; without helper threads the caller drives nSocksPerThread.

@@ -84,12 +84,12 @@ void CommCore::fillControl() {
   }
 }
 
-void CommCore::queueStripes(const Landing& landing, std::atomic<int>* remaining) {
+void CommCore::queueStripes(const Landing& landing, Pending* pending) {
   int count = static_cast<int>(streams_.size());
   int n = planStripes(landing.size, count, shape_.minTaskBytes, nextStream_, plan_.data());
   nextStream_ = (nextStream_ + n) % count;
   // Every task is counted before the first is queued: a helper may finish
-  // one at once, and `remaining` must not reach zero in between.
+  // one at once, and `pending` must not reach zero in between.
   pieces_.clear();
   for (int i = 0; i < n; i++) {
     const Stripe& s = plan_[i];
@@ -101,10 +101,10 @@ void CommCore::queueStripes(const Landing& landing, std::atomic<int>* remaining)
       offset += run;
     }
   }
-  remaining->fetch_add(static_cast<int>(pieces_.size()), std::memory_order_acq_rel);
+  pending->add(static_cast<int>(pieces_.size()));
   int nThreads = static_cast<int>(workers_.size());
   for (const Piece& piece : pieces_) {
-    streams_[piece.stream]->push(piece.at, piece.size, remaining);
+    streams_[piece.stream]->push(piece.at, piece.size, pending);
     if (nThreads > 0) workers_[piece.stream % nThreads]->wake();
   }
   driveStreams();

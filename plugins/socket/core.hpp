@@ -70,14 +70,19 @@ class CommCore {
 
   // Cuts a message into stripes, queues them on the data sockets (a stripe
   // over several runs of bounce pages as one task per run), and adds the
-  // task count to `remaining`. Both ends call it in the same message order,
+  // task count to `pending`. Both ends call it in the same message order,
   // so the stripes line up.
-  void queueStripes(const Landing& landing, std::atomic<int>* remaining);
+  void queueStripes(const Landing& landing, Pending* pending);
 
   // Without helper threads: moves data on every data socket from the
   // calling thread, without blocking. With helpers: nothing (they own the
   // sockets).
   void driveStreams();
+
+  // Whether a request whose header is settled can finish without the
+  // caller: helper threads move its stripes and no control bytes wait to
+  // be sent.
+  bool progressesWithoutCaller() const { return !workers_.empty() && txHead_ == tx_.size(); }
 
  private:
   Shape shape_;

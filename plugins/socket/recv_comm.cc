@@ -8,9 +8,19 @@
 
 namespace ncclnet::socketnet {
 
-RecvComm::RecvComm(std::unique_ptr<CommCore> core) : core_(std::move(core)) {}
+namespace {
+constexpr const char* kRecvStages[3] = {"waiting for the header", "header to last byte received",
+                                        "last byte to test()"};
+}  // namespace
+
+RecvComm::RecvComm(std::unique_ptr<CommCore> core, bool timeline)
+    : core_(std::move(core)), timeline_(timeline, kRecvStages) {}
 
 RecvComm::~RecvComm() {
+  if (timeline_.messages() > 0) {
+    NCCLNET_INFO(core_->health().log(), NCCL_NET, "%s: timeline: %s",
+                 core_->health().what().c_str(), timeline_.summary().c_str());
+  }
   // Helper threads may be writing into bounce pages: they stop before the
   // pages go back to the pool for another comm.
   core_.reset();
@@ -47,6 +57,7 @@ ncclResult_t RecvComm::irecv(int n, void** data, size_t* sizes, int* tags, void*
   r->kind = RequestKind::Recv;
   r->comm = this;
   r->n = n;
+  if (timeline_.enabled()) r->postedNs = steadyNowNs();
   ClearToSend cts;
   cts.n = n;
   for (int i = 0; i < n; i++) {
@@ -72,7 +83,12 @@ ncclResult_t RecvComm::test(RecvRequest* r, int* done, int* sizes) {
                  core_->health().what().c_str(), static_cast<void*>(r));
     return ncclInvalidArgument;
   }
-  pump();
+  // Once every header of this receive is read (and no inline payload of it
+  // is still being copied), only helper threads finish it: the control
+  // socket is left alone, as for sends. Later receives' headers are read by
+  // the next irecv or by their own test().
+  bool settled = r->matchedSlots == r->n && inlineFor_ != r;
+  if (!settled || !core_->progressesWithoutCaller()) pump();
   *done = 0;
   if (r->reported) {
     NCCLNET_WARN(core_->health().log(),
@@ -80,8 +96,14 @@ ncclResult_t RecvComm::test(RecvRequest* r, int* done, int* sizes) {
                  core_->health().what().c_str(), static_cast<void*>(r));
     return ncclInvalidArgument;
   }
-  if (r->matchedSlots == r->n && r->remaining.value.load(std::memory_order_acquire) == 0) {
+  if (r->matchedSlots == r->n && r->remaining.drained()) {
     *done = 1;
+    if (timeline_.enabled()) {
+      size_t bytes = 0;
+      for (int i = 0; i < r->n; i++) bytes += static_cast<size_t>(r->sizes[i]);
+      timeline_.add(r->postedNs, r->matchedNs, r->remaining.drainedAtNs.load(), steadyNowNs(),
+                    bytes);
+    }
     if (sizes != nullptr) std::copy(r->sizes, r->sizes + r->n, sizes);
     ncclResult_t res = r->error;
     if (unpack_ && res == ncclSuccess) {
@@ -100,8 +122,10 @@ ncclResult_t RecvComm::test(RecvRequest* r, int* done, int* sizes) {
 }
 
 ncclResult_t RecvComm::consumed(void* request) {
+  // Host mode: NCCL's buffers held the data. unpack_ is set before accept
+  // returns the comm and never changes, so no lock is needed to read it.
+  if (!unpack_) return ncclSuccess;
   std::lock_guard<std::mutex> lock(core_->mutex());
-  if (!unpack_) return ncclSuccess;  // host mode: NCCL's buffers held the data
   auto* r = static_cast<RecvRequest*>(static_cast<RequestBase*>(request));
   if (request == nullptr || !pool_.owns(r) || !r->reported) {
     NCCLNET_WARN(core_->health().log(),
@@ -170,7 +194,7 @@ void RecvComm::pump() {
       core_->consume(take);
       inlineDone_ += take;
       if (inlineDone_ == inlineTo_.size) {
-        inlineFor_->remaining.value.fetch_sub(1, std::memory_order_acq_rel);
+        inlineFor_->remaining.finishOne();
         inlineFor_ = nullptr;
       }
       continue;
@@ -208,6 +232,7 @@ bool RecvComm::onHeader(const DataHeader& h) {
     return false;
   }
   r->slotMatched[slot] = true;
+  if (timeline_.enabled()) r->matchedNs = steadyNowNs();
   r->matchedSlots++;
   if (h.flags & kFlagTruncated) {
     NCCLNET_WARN(health.log(),
@@ -231,12 +256,12 @@ bool RecvComm::onHeader(const DataHeader& h) {
     r->sizes[slot] = static_cast<int>(h.size);
     if (unpack_) unpack_->trim(&r->pages, h.size);  // a shorter message: fewer pages
     if ((h.flags & kFlagInline) && h.size > 0) {
-      r->remaining.value.fetch_add(1, std::memory_order_acq_rel);
+      r->remaining.add(1);
       inlineTo_ = landing(r, slot, h.size);
       inlineDone_ = 0;
       inlineFor_ = r;
     } else if (h.size > 0) {
-      core_->queueStripes(landing(r, slot, h.size), &r->remaining.value);
+      core_->queueStripes(landing(r, slot, h.size), &r->remaining);
     }
   }
   // Retired in posting order, as the sender does, so `ahead` stays in step.

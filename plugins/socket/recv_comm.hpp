@@ -8,6 +8,7 @@
 #include "core.hpp"
 #include "ncclnet/request_pool.hpp"
 #include "requests.hpp"
+#include "timeline.hpp"
 
 namespace ncclnet::socketnet {
 
@@ -15,7 +16,8 @@ class RecvComm {
  public:
   static constexpr uint32_t kMagic = 0x5243'5353;
 
-  explicit RecvComm(std::unique_ptr<CommCore> core);
+  // `timeline`: keep NCCLNET_SOCKET_TIMELINE's stage sums, logged at close.
+  RecvComm(std::unique_ptr<CommCore> core, bool timeline);
   ~RecvComm();
   RecvComm(const RecvComm&) = delete;
   RecvComm& operator=(const RecvComm&) = delete;
@@ -57,6 +59,7 @@ class RecvComm {
   std::unique_ptr<unpack::Receiver> unpack_;
   uint64_t nextSeq_ = 0;
   size_t unconsumed_ = 0;  // receives posted and not yet consumed
+  Timeline timeline_;
 };
 
 }  // namespace ncclnet::socketnet

@@ -8,23 +8,12 @@
 
 #include "ncclnet/abi/common.h"
 #include "ncclnet/unpack.hpp"
+#include "timeline.hpp"
 #include "wire.hpp"
 
 namespace ncclnet::socketnet {
 
 constexpr uint32_t kRequestMagic = 0x5251'5353;
-
-// An atomic counter the request pool can recycle: the pool resets a slot by
-// assigning a fresh request, and std::atomic cannot be assigned.
-struct Counter {
-  std::atomic<int> value{0};
-  Counter() = default;
-  Counter(const Counter&) {}
-  Counter& operator=(const Counter&) {
-    value.store(0, std::memory_order_relaxed);
-    return *this;
-  }
-};
 
 enum class RequestKind : uint32_t { Send = 1, Recv = 2 };
 
@@ -41,7 +30,9 @@ struct SendRequest : RequestBase {
   int tag = 0;
   bool matched = false;  // paired with a receive buffer (or refused)
   ncclResult_t error = ncclSuccess;
-  Counter remaining;  // stripes still moving
+  Pending remaining;     // stripes still moving
+  int64_t postedNs = 0;  // NCCLNET_SOCKET_TIMELINE stamps
+  int64_t matchedNs = 0;
 };
 
 struct RecvRequest : RequestBase {
@@ -53,7 +44,9 @@ struct RecvRequest : RequestBase {
   bool slotMatched[kMaxRecvs] = {};
   int matchedSlots = 0;
   ncclResult_t error = ncclSuccess;
-  Counter remaining;  // stripes and inline payloads still arriving
+  Pending remaining;     // stripes and inline payloads still arriving
+  int64_t postedNs = 0;  // NCCLNET_SOCKET_TIMELINE stamps (matched: the last header)
+  int64_t matchedNs = 0;
   // UNPACK: the bounce pages the message lands in, its slot in the comm's
   // queue, and whether test() reported it done (it then stays until
   // irecvConsumed gives its pages back).

@@ -9,8 +9,20 @@
 
 namespace ncclnet::socketnet {
 
-SendComm::SendComm(std::unique_ptr<CommCore> core, size_t inlineBytes)
-    : core_(std::move(core)), inlineBytes_(inlineBytes) {}
+namespace {
+constexpr const char* kSendStages[3] = {"waiting for clear-to-send", "matched to last byte sent",
+                                        "last byte to test()"};
+}  // namespace
+
+SendComm::SendComm(std::unique_ptr<CommCore> core, size_t inlineBytes, bool timeline)
+    : core_(std::move(core)), inlineBytes_(inlineBytes), timeline_(timeline, kSendStages) {}
+
+SendComm::~SendComm() {
+  if (timeline_.messages() > 0) {
+    NCCLNET_INFO(core_->health().log(), NCCL_NET, "%s: timeline: %s",
+                 core_->health().what().c_str(), timeline_.summary().c_str());
+  }
+}
 
 ncclResult_t SendComm::isend(void* data, size_t size, int tag, void** request) {
   Health& health = core_->health();
@@ -34,6 +46,7 @@ ncclResult_t SendComm::isend(void* data, size_t size, int tag, void** request) {
   r->data = static_cast<char*>(data);
   r->size = size;
   r->tag = tag;
+  if (timeline_.enabled()) r->postedNs = steadyNowNs();
   unmatched_.push_back(r);
   pump();
   *request = static_cast<RequestBase*>(r);
@@ -47,10 +60,19 @@ ncclResult_t SendComm::test(SendRequest* r, int* done, int* size) {
                  core_->health().what().c_str(), static_cast<void*>(r));
     return ncclInvalidArgument;
   }
-  pump();
+  // A matched send only waits for helper threads: the control socket (a
+  // system call) is left alone, since NCCL's progress thread tests every
+  // comm of the process in turn and each call delays the others. Its
+  // clear-to-sends are read by the next isend, or by the test of a send
+  // that needs one.
+  if (!r->matched || !core_->progressesWithoutCaller()) pump();
   *done = 0;
-  if (r->matched && r->remaining.value.load(std::memory_order_acquire) == 0) {
+  if (r->matched && r->remaining.drained()) {
     *done = 1;
+    if (timeline_.enabled()) {
+      timeline_.add(r->postedNs, r->matchedNs, r->remaining.drainedAtNs.load(), steadyNowNs(),
+                    r->size);
+    }
     if (size != nullptr) *size = static_cast<int>(r->size);
     ncclResult_t res = r->error;
     pool_.release(r);
@@ -112,6 +134,7 @@ void SendComm::matchSends() {
     ahead--;  // the loop stepped past the receive it found
     it = unmatched_.erase(it);
     r->matched = true;
+    if (timeline_.enabled()) r->matchedNs = steadyNowNs();
     PostedRecv& p = posted_[ahead];
     p.filled[slot] = true;
     if (r->size > p.cts.sizes[slot]) {
@@ -127,7 +150,7 @@ void SendComm::matchSends() {
       sendHeader(r, ahead, slot, r->size > 0 ? kFlagInline : 0);
     } else {
       sendHeader(r, ahead, slot, 0);
-      core_->queueStripes(Landing{r->data, nullptr, nullptr, r->size}, &r->remaining.value);
+      core_->queueStripes(Landing{r->data, nullptr, nullptr, r->size}, &r->remaining);
     }
     // Retired after every header, exactly as the receiver does when it reads
     // one, so that `ahead` names the same receive on both ends.

@@ -8,6 +8,7 @@
 #include "core.hpp"
 #include "ncclnet/request_pool.hpp"
 #include "requests.hpp"
+#include "timeline.hpp"
 
 namespace ncclnet::socketnet {
 
@@ -15,7 +16,11 @@ class SendComm {
  public:
   static constexpr uint32_t kMagic = 0x5343'5353;
 
-  SendComm(std::unique_ptr<CommCore> core, size_t inlineBytes);
+  // `timeline`: keep NCCLNET_SOCKET_TIMELINE's stage sums, logged at close.
+  SendComm(std::unique_ptr<CommCore> core, size_t inlineBytes, bool timeline);
+  ~SendComm();
+  SendComm(const SendComm&) = delete;
+  SendComm& operator=(const SendComm&) = delete;
 
   bool valid() const { return magic_ == kMagic; }
   ncclResult_t isend(void* data, size_t size, int tag, void** request);
@@ -46,6 +51,7 @@ class SendComm {
   RequestPool<SendRequest> pool_{NCCL_NET_MAX_REQUESTS * kMaxRecvs};
   std::deque<SendRequest*> unmatched_;  // posting order
   std::deque<PostedRecv> posted_;       // the peer's posting order
+  Timeline timeline_;
 };
 
 }  // namespace ncclnet::socketnet

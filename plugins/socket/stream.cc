@@ -17,9 +17,9 @@ namespace {
 constexpr int kMaxSleepMs = 500;
 }  // namespace
 
-void Stream::push(char* data, size_t size, std::atomic<int>* remaining) {
+void Stream::push(char* data, size_t size, Pending* pending) {
   std::lock_guard<std::mutex> lock(mutex_);
-  tasks_.push_back(Task{data, size, 0, remaining});
+  tasks_.push_back(Task{data, size, 0, pending});
 }
 
 Stream::State Stream::progress(bool* moved) {
@@ -43,7 +43,7 @@ Stream::State Stream::progressLocked(bool* moved) {
       *moved = true;
       task.done += count;
       if (task.done == task.size) {
-        task.remaining->fetch_sub(1, std::memory_order_acq_rel);
+        task.pending->finishOne();
         tasks_.pop_front();
       }
       continue;
@@ -85,10 +85,9 @@ Worker::~Worker() {
 }
 
 void Worker::wake() {
-  // Pairs with the fence in sleep(): either this load sees the flag, or the
-  // worker's last look at its streams sees the task just queued.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (sleeping_.load(std::memory_order_relaxed)) interrupt();
+  // Release: a pass that clears the flag afterwards sees the task queued
+  // before this call.
+  if (state_.fetch_or(kNotified, std::memory_order_acq_rel) & kSleeping) interrupt();
 }
 
 void Worker::interrupt() {
@@ -116,24 +115,23 @@ void Worker::run() {
   pending.reserve(streams_.size());
   Clock::time_point lastMoved = Clock::now();
   while (!stop_.load(std::memory_order_acquire)) {
+    // Acquire: this pass sees every task whose wake() came before.
+    state_.fetch_and(~kNotified, std::memory_order_acq_rel);
     if (driveAll(&pending)) {
       lastMoved = Clock::now();
     } else if (Clock::now() - lastMoved < spin_) {
       sched_yield();
     } else {
-      sleep();
+      sleep(pending);
       lastMoved = Clock::now();
     }
   }
 }
 
-void Worker::sleep() {
-  sleeping_.store(true, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  // Work queued before the flag was visible sent no wake-up: look once more.
-  std::vector<Stream*> pending;
-  if (driveAll(&pending)) {
-    sleeping_.store(false, std::memory_order_relaxed);
+void Worker::sleep(const std::vector<Stream*>& pending) {
+  if (state_.fetch_or(kSleeping, std::memory_order_acq_rel) & kNotified) {
+    // Work was queued after the last pass began: drive it instead.
+    state_.fetch_and(~kSleeping, std::memory_order_acq_rel);
     return;
   }
   std::vector<pollfd> fds(1, pollfd{wakeFd_.get(), POLLIN, 0});
@@ -142,7 +140,7 @@ void Worker::sleep() {
         pollfd{stream->fd(), static_cast<short>(stream->sending() ? POLLOUT : POLLIN), 0});
   }
   int n = ::poll(fds.data(), fds.size(), kMaxSleepMs);
-  sleeping_.store(false, std::memory_order_relaxed);
+  state_.fetch_and(~kSleeping, std::memory_order_acq_rel);
   if (n < 0 && errno != EINTR) {
     health_->fail(ncclSystemError, "helper thread poll failed: %s", std::strerror(errno));
     stop_.store(true, std::memory_order_release);

@@ -12,16 +12,17 @@
 
 #include "fd.hpp"
 #include "health.hpp"
+#include "timeline.hpp"
 
 namespace ncclnet::socketnet {
 
-// A byte range of one request; `remaining` counts the request's unfinished
-// ranges and is decremented when this one completes.
+// A byte range of one request; `pending` counts the request's unfinished
+// ranges and is told when this one completes.
 struct Task {
   char* data = nullptr;
   size_t size = 0;
   size_t done = 0;
-  std::atomic<int>* remaining = nullptr;
+  Pending* pending = nullptr;
 };
 
 class Stream {
@@ -32,7 +33,7 @@ class Stream {
       : fd_(std::move(fd)), sending_(sending), index_(index), health_(health) {}
 
   // Queues a range (size > 0); the stream's driver must be woken after.
-  void push(char* data, size_t size, std::atomic<int>* remaining);
+  void push(char* data, size_t size, Pending* pending);
 
   // Moves what the socket accepts (or holds) without blocking. Pending: tasks
   // remain and the socket is full (or empty); Idle: nothing queued. Sets
@@ -75,9 +76,10 @@ class Worker {
   // Progresses every stream once; true when bytes moved. `pending` collects
   // the streams still waiting on their socket.
   bool driveAll(std::vector<Stream*>* pending);
-  // Sleeps in poll() until a pending socket is ready, new work arrives, or
-  // the shutdown bound passes.
-  void sleep();
+  // Sleeps in poll() until one of `pending` is ready, new work arrives, or
+  // the shutdown bound passes; returns at once if work arrived since the
+  // last pass.
+  void sleep(const std::vector<Stream*>& pending);
   void interrupt();
 
   std::vector<Stream*> streams_;
@@ -85,7 +87,14 @@ class Worker {
   Health* health_;
   Fd wakeFd_;
   std::atomic<bool> stop_{false};
-  std::atomic<bool> sleeping_{false};
+  // kSleeping: the thread is (about to be) in poll(); kNotified: work was
+  // queued since its last pass. Both sides change this word only by
+  // read-modify-write, so whichever of "queue, then notify" and "set
+  // sleeping, then check" comes second sees the other: no wake-up is lost,
+  // and no fence is needed (which ThreadSanitizer could not follow).
+  static constexpr unsigned kSleeping = 1;
+  static constexpr unsigned kNotified = 2;
+  std::atomic<unsigned> state_{0};
   std::thread thread_;
 };
 

@@ -19,7 +19,7 @@ double since(Clock::time_point start) {
 }
 }  // namespace
 
-Session::Session(int version) {
+Session::Session(int version, ncclDebugLogger_t logger) {
   ncclnet::host::LoaderOptions options;
   options.pluginList = SDK_SOCKET_PLUGIN_PATH;
   options.netName = "sdk-socket";
@@ -30,7 +30,7 @@ Session::Session(int version) {
     return;
   }
   ncclNetCommConfig_v12_t config{NCCL_NET_TRAFFIC_CLASS_UNDEF};
-  ncclResult_t res = plugin_->net().init(&ctx_, 0x5eed, &config, nullptr, nullptr);
+  ncclResult_t res = plugin_->net().init(&ctx_, 0x5eed, &config, logger, nullptr);
   if (res != ncclSuccess) {
     error_ = "init failed with " + std::to_string(res);
     return;

@@ -21,10 +21,10 @@ using Clock = std::chrono::steady_clock;
 
 // The plugin loaded as NCCL would (NCCL_NET_PLUGIN=<path>, NCCL_NET=sdk-socket)
 // through ABI `version` (0: the newest it exports), initialized for one
-// communicator.
+// communicator; `logger` receives the plugin's log lines (NULL: stderr).
 class Session {
  public:
-  explicit Session(int version = 0);
+  explicit Session(int version = 0, ncclDebugLogger_t logger = nullptr);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;

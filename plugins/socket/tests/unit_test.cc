@@ -11,6 +11,7 @@
 #include "config.hpp"
 #include "interfaces.hpp"
 #include "stripe.hpp"
+#include "timeline.hpp"
 #include "wire.hpp"
 
 namespace ncclnet::socketnet {
@@ -264,6 +265,45 @@ TEST(Config, UnpackNeedsSimpleOnly) {
   ParamTable params(Logger(nullptr, "test"));
   Config c;
   EXPECT_EQ(Config::read(params, 2, &c), ncclInvalidUsage);
+}
+
+// The three stages are the gaps between the four stamps, averaged over the
+// messages; a message with no byte ranges (inline) counts its bytes as
+// moved when it matched.
+TEST(Timeline, AveragesTheGapsBetweenStamps) {
+  const char* const stages[3] = {"wait", "move", "report"};
+  Timeline off(false, stages);
+  off.add(0, 1000, 2000, 3000, 10);
+  EXPECT_EQ(off.messages(), 0);
+
+  Timeline t(true, stages);
+  constexpr int64_t us = 1000;
+  t.add(0, 10 * us, 50 * us, 52 * us, 1000);            // 10, 40, 2
+  t.add(100 * us, 130 * us, 0, 134 * us, 3000);         // inline: 30, 0, 4
+  t.add(200 * us, 220 * us, 300 * us, 306 * us, 2000);  // 20, 80, 6
+  EXPECT_EQ(t.messages(), 3);
+  EXPECT_EQ(t.summary(),
+            "3 messages of 2000 bytes on average: wait 20.0 us (max 30), move 40.0 us "
+            "(max 80), report 4.0 us (max 6)");
+}
+
+// A request's count of moving ranges remembers when it last drained: the
+// end of its last byte range, even when a later header added more.
+TEST(Pending, StampsWhenTheLastRangeFinishes) {
+  Pending p;
+  EXPECT_TRUE(p.drained());
+  p.add(2);
+  p.finishOne();
+  EXPECT_FALSE(p.drained());
+  EXPECT_EQ(p.drainedAtNs.load(), 0);
+  int64_t before = steadyNowNs();
+  p.finishOne();
+  EXPECT_TRUE(p.drained());
+  EXPECT_GE(p.drainedAtNs.load(), before);
+  Pending reused;
+  reused = p;  // the request pool recycles a slot by assignment
+  EXPECT_TRUE(reused.drained());
+  EXPECT_EQ(reused.drainedAtNs.load(), 0);
 }
 
 }  // namespace

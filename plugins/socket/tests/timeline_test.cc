@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: Apache-2.0
+// sdk-socket: NCCLNET_SOCKET_TIMELINE, end to end in one process: each comm
+// logs its messages' stage averages once, when it closes, and only when
+// asked to.
+#include <gtest/gtest.h>
+
+#include <cstdarg>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "harness.hpp"
+
+namespace sockettest {
+namespace {
+
+// NCCL's logger is a plain C function: the lines it receives go here.
+std::mutex gLinesMutex;
+std::vector<std::string> gLines;
+
+void captureLog(ncclDebugLogLevel, unsigned long, const char*, int, const char* fmt, ...) {
+  char line[1024];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(line, sizeof(line), fmt, args);
+  va_end(args);
+  std::lock_guard<std::mutex> lock(gLinesMutex);
+  gLines.emplace_back(line);
+}
+
+std::vector<std::string> timelineLines() {
+  std::lock_guard<std::mutex> lock(gLinesMutex);
+  std::vector<std::string> found;
+  for (const std::string& line : gLines) {
+    if (line.find("timeline:") != std::string::npos) found.push_back(line);
+  }
+  return found;
+}
+
+// Sends `sizes` from one comm to the other (both in this process) and closes
+// both; every message is checked.
+void exchange(Session& s, const std::vector<size_t>& sizes) {
+  char handle[NCCL_NET_HANDLE_MAXSIZE];
+  void* listenComm = nullptr;
+  ASSERT_EQ(listenOn(s, handle, &listenComm), ncclSuccess);
+  void* rc = nullptr;
+  ncclResult_t acceptRes = ncclInternalError;
+  std::thread acceptor([&] { acceptRes = acceptFrom(s, listenComm, &rc); });
+  void* sc = nullptr;
+  ncclResult_t connectRes = connectTo(s, handle, &sc);
+  acceptor.join();
+  ASSERT_EQ(connectRes, ncclSuccess);
+  ASSERT_EQ(acceptRes, ncclSuccess);
+  ASSERT_EQ(s.net().closeListen(listenComm), ncclSuccess);
+
+  for (size_t i = 0; i < sizes.size(); i++) {
+    std::vector<uint8_t> in(sizes[i]), out(sizes[i] + 1);
+    fillPattern(in.data(), in.size(), i);
+    void* data = out.data();
+    size_t capacity = out.size();
+    int tag = 3;
+    void* recvRequest = nullptr;
+    ASSERT_EQ(s.net().irecv(rc, 1, &data, &capacity, &tag, nullptr, nullptr, &recvRequest),
+              ncclSuccess);
+    void* sendRequest = nullptr;
+    ASSERT_EQ(s.net().isend(sc, in.data(), in.size(), tag, nullptr, nullptr, &sendRequest),
+              ncclSuccess);
+    ASSERT_NE(sendRequest, nullptr);
+    ASSERT_NE(recvRequest, nullptr);
+    bool timedOut = false;
+    int size = -1;
+    // Both sides progress from this one thread, as NCCL's proxy would.
+    int sendDone = 0, recvDone = 0;
+    auto start = Clock::now();
+    while ((!sendDone || !recvDone) && !timedOut) {
+      if (!sendDone) {
+        ASSERT_EQ(s.net().test(sendRequest, &sendDone, nullptr), ncclSuccess);
+      }
+      if (!recvDone) {
+        ASSERT_EQ(s.net().test(recvRequest, &recvDone, &size), ncclSuccess);
+      }
+      timedOut = std::chrono::duration<double>(Clock::now() - start).count() > 30;
+    }
+    ASSERT_FALSE(timedOut) << "message " << i;
+    ASSERT_EQ(size, static_cast<int>(sizes[i]));
+    ASSERT_EQ(checkPattern(out.data(), sizes[i], i), -1);
+  }
+  EXPECT_EQ(s.net().closeSend(sc), ncclSuccess);
+  EXPECT_EQ(s.net().closeRecv(rc), ncclSuccess);
+}
+
+class TimelineKnob : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::lock_guard<std::mutex> lock(gLinesMutex);
+    gLines.clear();
+  }
+  void TearDown() override { unsetenv("NCCLNET_SOCKET_TIMELINE"); }
+};
+
+TEST_F(TimelineKnob, EachCommLogsItsStagesOnceAtClose) {
+  setenv("NCCLNET_SOCKET_TIMELINE", "1", 1);
+  Session s(0, captureLog);
+  ASSERT_TRUE(s.ok()) << s.error();
+  // Inline, striped and empty messages: 4 in all, 1 MiB + 200 bytes.
+  exchange(s, {100, 1 << 20, 0, 100});
+  std::vector<std::string> lines = timelineLines();
+  ASSERT_EQ(lines.size(), 2u);
+  const std::string& send = lines[0].find("sendComm") != std::string::npos ? lines[0] : lines[1];
+  const std::string& recv = &send == &lines[0] ? lines[1] : lines[0];
+  EXPECT_NE(send.find("sendComm"), std::string::npos) << send;
+  EXPECT_NE(recv.find("recvComm"), std::string::npos) << recv;
+  for (const std::string* line : {&send, &recv}) {
+    EXPECT_NE(line->find("4 messages of 262194 bytes on average"), std::string::npos) << *line;
+  }
+  EXPECT_NE(send.find("waiting for clear-to-send"), std::string::npos) << send;
+  EXPECT_NE(send.find("matched to last byte sent"), std::string::npos) << send;
+  EXPECT_NE(recv.find("header to last byte received"), std::string::npos) << recv;
+  EXPECT_NE(recv.find("last byte to test()"), std::string::npos) << recv;
+}
+
+TEST_F(TimelineKnob, OffByDefault) {
+  unsetenv("NCCLNET_SOCKET_TIMELINE");
+  Session s(0, captureLog);
+  ASSERT_TRUE(s.ok()) << s.error();
+  exchange(s, {100, 1 << 20});
+  EXPECT_TRUE(timelineLines().empty());
+}
+
+}  // namespace
+}  // namespace sockettest

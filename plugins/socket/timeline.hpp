@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+// sdk-socket: where a comm's messages spend their time
+// (NCCLNET_SOCKET_TIMELINE=1). Each message passes three stages: posted ->
+// matched (its peer's clear-to-send, or its header, arrived), matched -> its
+// last byte moved, last byte -> the test() that reported it done. The comm
+// sums them and logs the averages when it closes, which shows whether a
+// slow run waits on the peer, on the sockets, or on NCCL's progress thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace ncclnet::socketnet {
+
+inline int64_t steadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// A request's byte ranges still moving, and when that count last reached
+// zero. Helper threads finish ranges; the comm reads both under its lock.
+// Copying (the request pool reuses slots) starts a fresh count.
+struct Pending {
+  std::atomic<int> count{0};
+  std::atomic<int64_t> drainedAtNs{0};
+
+  Pending() = default;
+  Pending(const Pending&) {}
+  Pending& operator=(const Pending&) {
+    count.store(0, std::memory_order_relaxed);
+    drainedAtNs.store(0, std::memory_order_relaxed);
+    return *this;
+  }
+
+  void add(int ranges) { count.fetch_add(ranges, std::memory_order_acq_rel); }
+  // One clock read per finished request, whether or not a timeline is kept:
+  // cheaper than telling every helper thread whether to stamp.
+  void finishOne() {
+    if (count.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      drainedAtNs.store(steadyNowNs(), std::memory_order_release);
+    }
+  }
+  bool drained() const { return count.load(std::memory_order_acquire) == 0; }
+};
+
+class Timeline {
+ public:
+  // `stages` names the three stages in log order.
+  Timeline(bool enabled, const char* const (&stages)[3]);
+
+  bool enabled() const { return enabled_; }
+  // One message done; stamps in steady-clock ns. A message with no ranges
+  // to move (inline, empty, refused) has lastByteNs 0: its bytes went with
+  // the match.
+  void add(int64_t postedNs, int64_t matchedNs, int64_t lastByteNs, int64_t reportedNs,
+           size_t bytes);
+  long messages() const { return messages_; }
+  // "N messages of B bytes on average: <stage> A us (max M), ..."
+  std::string summary() const;
+
+ private:
+  struct Stage {
+    const char* name;
+    double sumUs = 0;
+    double maxUs = 0;
+  };
+  bool enabled_;
+  long messages_ = 0;
+  double bytes_ = 0;
+  Stage stages_[3];
+};
+
+}  // namespace ncclnet::socketnet
