@@ -4,7 +4,6 @@
 // stream, completions, and stopping kernels on destruction.
 #include "ncclnet/transport/cuda_device_peer.hpp"
 
-#include <atomic>
 #include <cstddef>
 #include <map>
 #include <mutex>
@@ -85,9 +84,12 @@ void CudaDevicePeer::Impl::release(LaunchRecord* record) {
 void CudaDevicePeer::Impl::stopAll() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (auto& r : records_) *static_cast<volatile int32_t*>(r->stop()) = kStopPeer;
+    // A sequentially consistent store leaves the CPU's store buffer at once,
+    // so kernels polling the word stop without waiting for other traffic.
+    for (auto& r : records_) {
+      __atomic_store_n(r->stop(), kStopPeer, __ATOMIC_SEQ_CST);
+    }
   }
-  std::atomic_thread_fence(std::memory_order_seq_cst);
   ScopedDevice scope(device);
   auto deadline = Clock::now() + kDrainBound;
   cudaError_t err = cudaStreamQuery(stream);
@@ -339,8 +341,9 @@ ncclResult_t CudaDevicePeer::launch(std::vector<DeviceWork> works,
     record->groupStart()[g] = at;
     for (int i : byConnection[order[g]]) record->works()[at++] = record->descs[i];
   }
+  // No fence before the launch: CUDA makes host writes to pinned memory made
+  // before a launch visible to the kernel it launches.
   record->groupStart()[order.size()] = at;
-  std::atomic_thread_fence(std::memory_order_release);
 
   uint64_t timeoutNs =
       static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count());
