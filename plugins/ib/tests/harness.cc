@@ -20,13 +20,6 @@
 namespace ibtest {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-Clock::time_point after(double seconds) {
-  return Clock::now() +
-         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-}
-
 std::mutex gLogMutex;
 std::vector<LogLine> gLog;
 

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -14,6 +15,14 @@
 #include "ncclnet/host/loader.hpp"
 
 namespace ibtest {
+
+using Clock = std::chrono::steady_clock;
+
+// The deadline `seconds` from now, for the tests' polling loops.
+inline Clock::time_point after(double seconds) {
+  return Clock::now() +
+         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
 
 // Points the plugin at softverbs and the handshake at loopback (unless the
 // caller set them), so every test runs without RDMA hardware.

@@ -12,17 +12,6 @@
 #include "../softverbs/test_hooks.h"
 
 namespace ibtest {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-Clock::time_point after(double seconds) {
-  return Clock::now() +
-         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-}
-
-}  // namespace
-
 ncclResult_t connectLocal(Session& sender, Session& receiver, LocalPair* pair, double seconds) {
   pair->sender = &sender;
   pair->receiver = &receiver;
