@@ -18,6 +18,9 @@
 #              result checked
 #   socket     sdk-socket inside NCCL next to NCCL's Socket (default and
 #              tuned); OURS adds sdk-socket variants (nccl_socket_compare.sh)
+#   spread     sdk-socket and NCCL's Socket (2x4) in alternating runs at
+#              several channel counts, medians compared (nccl_socket_spread.sh;
+#              not in the default PARTS: about 4 minutes)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -179,6 +182,17 @@ if want socket; then
     status=1
   fi
   tail -40 "$OUT/socket_compare.txt" >>"$summary"
+fi
+
+if want spread; then
+  note "== sdk-socket vs NCCL Socket: alternating runs, channel counts"
+  if timeout 560 "$here/nccl_socket_spread.sh" "$build" >"$OUT/socket_spread.txt" 2>&1; then
+    note "socket spread: ok"
+  else
+    note "socket spread: FAILED"
+    status=1
+  fi
+  grep -vE "^logs:" "$OUT/socket_spread.txt" >>"$summary"
 fi
 
 # The machine-readable report: every conformance run and the summary lines.
