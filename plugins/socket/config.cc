@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "ncclnet/nccl_protocols.hpp"
+#include "stream.hpp"
 
 namespace ncclnet::socketnet {
 
@@ -121,10 +122,12 @@ ncclResult_t Config::read(ParamTable& params, int cores, Config* out) {
   if (res != ncclSuccess) return res;
   c.socketBufferBytes = static_cast<int>(value);
 
-  res = params.readInt("NCCLNET_SOCKET_SPIN_US", kAuto,
-                       "helper threads retry stalled sockets this many microseconds before "
-                       "sleeping in poll(), 0..10000 (-2: automatic, 0 below 8 cores, else 50)",
-                       &value, kAuto, 10000);
+  res =
+      params.readInt("NCCLNET_SOCKET_SPIN_US", kAuto,
+                     "helper threads retry stalled sockets this many microseconds before "
+                     "sleeping in poll(), 0..10000 (-2: automatic, 0 below 8 cores, else 50); none "
+                     "while the plugin runs more helper threads than there are cores",
+                     &value, kAuto, 10000);
   if (res != ncclSuccess) return res;
   c.spinUs = value < 0 ? autoSpinUs(cores) : static_cast<int>(value);
 
@@ -168,6 +171,8 @@ ncclResult_t Config::read(ParamTable& params, int cores, Config* out) {
       c.unpack = false;
     }
   }
+
+  c.helperCensus = std::make_shared<HelperCensus>(cores);
 
   res = params.readInt("NCCLNET_SOCKET_TIMELINE", 0,
                        "1: each comm logs, when it closes, how long its messages waited for the "

@@ -3,11 +3,14 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 
 #include "ncclnet/params.hpp"
 
 namespace ncclnet::socketnet {
+
+class HelperCensus;
 
 // NCCL's own caps for its Socket transport: at most 16 helper threads and
 // 64 data sockets per comm.
@@ -31,6 +34,9 @@ struct Config {
   size_t unpackArenaBytes = 0;  // bounce pages per UNPACK receive comm
   int unpackComms = 0;          // UNPACK receive comms the bounce pool has room for
   bool timeline = false;        // comms log where their messages spent time when they close
+  // Not a knob: the helper threads of this plugin instance, counted against
+  // its cores (helpers stop spinning once they outnumber them).
+  std::shared_ptr<HelperCensus> helperCensus;
 
   // Data sockets per comm: every helper thread drives nSocksPerThread of
   // them; without helper threads the caller drives nSocksPerThread.

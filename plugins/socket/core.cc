@@ -28,7 +28,8 @@ CommCore::CommCore(Fd control, std::vector<Fd> data, Shape shape, bool sending, 
   for (int t = 0; t < nThreads && t < count; t++) {
     std::vector<Stream*> mine;
     for (int i = t; i < count; i += nThreads) mine.push_back(streams_[i].get());
-    workers_.push_back(std::make_unique<Worker>(std::move(mine), shape_.spinUs, &health_));
+    workers_.push_back(
+        std::make_unique<Worker>(std::move(mine), shape_.spinUs, shape_.census.get(), &health_));
   }
 }
 

@@ -25,6 +25,9 @@ struct Shape {
   int nThreads = 1;         // helper threads on each end
   size_t minTaskBytes = 1;  // stripe minimum
   int spinUs = 0;           // this end's helper spin (local: the ends need not agree)
+  // This end's count of helper threads (local); shared by the plugin
+  // instance's comms.
+  std::shared_ptr<HelperCensus> census;
 };
 
 // Where the bytes of one message go: the buffer NCCL gave (contiguous), or

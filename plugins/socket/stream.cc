@@ -66,15 +66,17 @@ Stream::State Stream::progressLocked(bool* moved) {
   return State::Idle;
 }
 
-Worker::Worker(std::vector<Stream*> streams, int spinUs, Health* health)
+Worker::Worker(std::vector<Stream*> streams, int spinUs, HelperCensus* census, Health* health)
     : streams_(std::move(streams)),
       spin_(spinUs),
+      census_(census),
       health_(health),
       wakeFd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
   if (!wakeFd_.valid()) {
     health_->fail(ncclSystemError, "eventfd for a helper thread failed: %s", std::strerror(errno));
     return;
   }
+  census_->join();
   thread_ = std::thread([this] { run(); });
 }
 
@@ -82,6 +84,7 @@ Worker::~Worker() {
   stop_.store(true, std::memory_order_release);
   interrupt();
   if (thread_.joinable()) thread_.join();
+  if (wakeFd_.valid()) census_->leave();
 }
 
 void Worker::wake() {
@@ -119,7 +122,7 @@ void Worker::run() {
     state_.fetch_and(~kNotified, std::memory_order_acq_rel);
     if (driveAll(&pending)) {
       lastMoved = Clock::now();
-    } else if (Clock::now() - lastMoved < spin_) {
+    } else if (Clock::now() - lastMoved < spin_ && !census_->crowded()) {
       sched_yield();
     } else {
       sleep(pending);

@@ -10,6 +10,7 @@
 
 #include "config.hpp"
 #include "interfaces.hpp"
+#include "stream.hpp"
 #include "stripe.hpp"
 #include "timeline.hpp"
 #include "wire.hpp"
@@ -304,6 +305,24 @@ TEST(Pending, StampsWhenTheLastRangeFinishes) {
   reused = p;  // the request pool recycles a slot by assignment
   EXPECT_TRUE(reused.drained());
   EXPECT_EQ(reused.drainedAtNs.load(), 0);
+}
+
+// Every helper thread counts itself while it runs; more helpers than cores
+// is "crowded", and crowded helpers sleep instead of spinning.
+TEST(HelperCensus, CountsLiveHelpersAgainstCores) {
+  HelperCensus census(2);
+  Health health(Logger(nullptr, "test"), "census test");
+  {
+    std::vector<std::unique_ptr<Worker>> workers;
+    for (int i = 0; i < 3; i++) {
+      workers.push_back(std::make_unique<Worker>(std::vector<Stream*>{}, 50, &census, &health));
+      EXPECT_EQ(census.threads(), i + 1);
+      EXPECT_EQ(census.crowded(), i + 1 > 2);
+    }
+  }
+  EXPECT_EQ(census.threads(), 0);
+  EXPECT_FALSE(census.crowded());
+  EXPECT_TRUE(health.ok());
 }
 
 }  // namespace
