@@ -44,6 +44,7 @@ void CommCore::queueControl(const void* bytes, size_t size) {
   }
   const auto* p = static_cast<const uint8_t*>(bytes);
   tx_.insert(tx_.end(), p, p + size);
+  txQueuedTotal_ += size;
 }
 
 void CommCore::flushControl() {
@@ -52,6 +53,7 @@ void CommCore::flushControl() {
     Io io = sendSome(control_.get(), tx_.data() + txHead_, tx_.size() - txHead_, &moved);
     if (io == Io::Moved) {
       txHead_ += moved;
+      txSentTotal_ += moved;
     } else if (io == Io::WouldBlock) {
       return;
     } else if (io == Io::Closed) {

@@ -63,6 +63,9 @@ class CommCore {
 
   // Control plane; callers hold mutex().
   void queueControl(const void* bytes, size_t size);
+  // Control bytes queued and handed to the kernel since the comm opened.
+  uint64_t controlQueued() const { return txQueuedTotal_; }
+  uint64_t controlSent() const { return txSentTotal_; }
   void flushControl();
   // Appends what the control socket holds to the receive buffer; a closed
   // socket fails the comm.
@@ -104,6 +107,8 @@ class CommCore {
   std::vector<Piece> pieces_;  // queueStripes' scratch
   std::vector<uint8_t> tx_;
   size_t txHead_ = 0;
+  uint64_t txQueuedTotal_ = 0;
+  uint64_t txSentTotal_ = 0;
   std::vector<uint8_t> rx_;
   size_t rxHead_ = 0;
   size_t rxTail_ = 0;

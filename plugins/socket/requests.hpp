@@ -29,6 +29,9 @@ struct SendRequest : RequestBase {
   size_t size = 0;
   int tag = 0;
   bool matched = false;  // paired with a receive buffer (or refused)
+  // Its header (and inline payload) are out once the comm sent this many
+  // control bytes.
+  uint64_t controlEnd = 0;
   ncclResult_t error = ncclSuccess;
   Pending remaining;     // stripes still moving
   int64_t postedNs = 0;  // NCCLNET_SOCKET_TIMELINE stamps

@@ -22,6 +22,9 @@ SendComm::~SendComm() {
     NCCLNET_INFO(core_->health().log(), NCCL_NET, "%s: timeline: %s",
                  core_->health().what().c_str(), timeline_.summary().c_str());
   }
+  // Helper threads may still be finishing stripes of requests in pool_
+  // (a comm closed mid-transfer): they stop before the requests go.
+  core_.reset();
 }
 
 ncclResult_t SendComm::isend(void* data, size_t size, int tag, void** request) {
@@ -67,7 +70,10 @@ ncclResult_t SendComm::test(SendRequest* r, int* done, int* size) {
   // that needs one.
   if (!r->matched || !core_->progressesWithoutCaller()) pump();
   *done = 0;
-  if (r->matched && r->remaining.drained()) {
+  // Done once its stripes moved and its header left the control queue: a
+  // header still queued would wait for the next call on this comm, which
+  // NCCL need not make once every send reported done.
+  if (r->matched && r->remaining.drained() && core_->controlSent() >= r->controlEnd) {
     *done = 1;
     if (timeline_.enabled()) {
       timeline_.add(r->postedNs, r->matchedNs, r->remaining.drainedAtNs.load(), steadyNowNs(),
@@ -168,9 +174,10 @@ void SendComm::sendHeader(SendRequest* r, size_t ahead, int slot, uint8_t flags)
   uint8_t bytes[kHeaderBytes];
   encodeHeader(h, bytes);
   core_->queueControl(bytes, sizeof(bytes));
-  // Inline payloads are copied into the control queue, so the send is done
-  // as soon as it is matched.
+  // Inline payloads are copied into the control queue: the send is done once
+  // the queue has handed them to the kernel.
   if (flags & kFlagInline) core_->queueControl(r->data, r->size);
+  r->controlEnd = core_->controlQueued();
 }
 
 }  // namespace ncclnet::socketnet

@@ -76,15 +76,17 @@ Worker::Worker(std::vector<Stream*> streams, int spinUs, HelperCensus* census, H
     health_->fail(ncclSystemError, "eventfd for a helper thread failed: %s", std::strerror(errno));
     return;
   }
-  census_->join();
   thread_ = std::thread([this] { run(); });
+  census_->join();
 }
 
 Worker::~Worker() {
   stop_.store(true, std::memory_order_release);
   interrupt();
-  if (thread_.joinable()) thread_.join();
-  if (wakeFd_.valid()) census_->leave();
+  if (thread_.joinable()) {
+    thread_.join();
+    census_->leave();
+  }
 }
 
 void Worker::wake() {

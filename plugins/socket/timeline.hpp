@@ -37,12 +37,14 @@ struct Pending {
   }
 
   void add(int ranges) { count.fetch_add(ranges, std::memory_order_acq_rel); }
-  // One clock read per finished request, whether or not a timeline is kept:
-  // cheaper than telling every helper thread whether to stamp.
+  // Every finished range stamps before it counts down, so the stamp of the
+  // last one is visible to whoever sees the count reach zero, and the count
+  // is the helper's last touch of a request its owner may then free. One
+  // clock read per range, whether or not a timeline is kept: cheaper than
+  // telling every helper thread whether to stamp.
   void finishOne() {
-    if (count.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      drainedAtNs.store(steadyNowNs(), std::memory_order_release);
-    }
+    drainedAtNs.store(steadyNowNs(), std::memory_order_relaxed);
+    count.fetch_sub(1, std::memory_order_acq_rel);
   }
   bool drained() const { return count.load(std::memory_order_acquire) == 0; }
 };
