@@ -9,17 +9,20 @@
 # tried, so a busy port fails neither the test nor its time bound.
 set -u
 bin=$1 plugin=$2 json=$3
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+log=$(mktemp) && status=$(mktemp) || exit 1
+trap 'rm -f "$log" "$status"' EXIT
 rc=1
 for attempt in 1 2 3 4 5; do
   port=$((20000 + ($$ * 7 + attempt * 7919) % 20000))
   "$bin" --plugin "$plugin" --rank 1 --size 2 --rendezvous "127.0.0.1:$port" &
   agent=$!
-  "$bin" --plugin "$plugin" --rank 0 --size 2 --rendezvous "127.0.0.1:$port" --json "$json" \
-    --gtest_filter='*/Connect.*:*/Data.*:*/Grouped.*:*/Faults.*' >"$log" 2>&1
-  rc=$?
-  cat "$log"
+  # Streamed (tee) so that a run killed by the test's time bound still shows it.
+  {
+    "$bin" --plugin "$plugin" --rank 0 --size 2 --rendezvous "127.0.0.1:$port" --json "$json" \
+      --gtest_filter='*/Connect.*:*/Data.*:*/Grouped.*:*/Faults.*'
+    echo $? >"$status"
+  } 2>&1 | tee "$log"
+  rc=$(cat "$status")
   if [ "$rc" -ne 0 ] && grep -q "cannot listen on" "$log"; then
     kill "$agent" 2>/dev/null
     wait "$agent" 2>/dev/null
