@@ -83,11 +83,11 @@ ncclResult_t RecvComm::test(RecvRequest* r, int* done, int* sizes) {
                  core_->health().what().c_str(), static_cast<void*>(r));
     return ncclInvalidArgument;
   }
-  // Once every header of this receive is read (and no inline payload of it
-  // is still being copied), only helper threads finish it: the control
-  // socket is left alone, as for sends. Later receives' headers are read by
-  // the next irecv or by their own test().
-  bool settled = r->matchedSlots == r->n && inlineFor_ != r;
+  // Once every header is read and no inline payload is being copied, only
+  // helper threads finish this receive: the control socket is left alone,
+  // as for sends. Not while later receives wait for their headers: reading
+  // those now lets the helpers go on with the next message's stripes.
+  bool settled = r->matchedSlots == r->n && matching_.empty() && inlineFor_ == nullptr;
   if (!settled || !core_->progressesWithoutCaller()) pump();
   *done = 0;
   if (r->reported) {

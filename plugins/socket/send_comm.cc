@@ -63,12 +63,11 @@ ncclResult_t SendComm::test(SendRequest* r, int* done, int* size) {
                  core_->health().what().c_str(), static_cast<void*>(r));
     return ncclInvalidArgument;
   }
-  // A matched send only waits for helper threads: the control socket (a
-  // system call) is left alone, since NCCL's progress thread tests every
-  // comm of the process in turn and each call delays the others. Its
-  // clear-to-sends are read by the next isend, or by the test of a send
-  // that needs one.
-  if (!r->matched || !core_->progressesWithoutCaller()) pump();
+  // A matched send only waits for helper threads: while no other send waits
+  // for a clear-to-send either, the control socket (a system call) is left
+  // alone, since NCCL's progress thread tests every comm of the process in
+  // turn and each call delays the others.
+  if (!r->matched || !unmatched_.empty() || !core_->progressesWithoutCaller()) pump();
   *done = 0;
   // Done once its stripes moved and its header left the control queue: a
   // header still queued would wait for the next call on this comm, which
