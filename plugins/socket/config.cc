@@ -2,7 +2,9 @@
 // sdk-socket: reading and resolving the knobs.
 #include "config.hpp"
 
+#include <sched.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -28,6 +30,17 @@ void autoThreads(int cores, int* nThreads, int* nSocksPerThread) {
     *nThreads = std::min(cores / 8, 4);
     *nSocksPerThread = 2;
   }
+}
+
+int usableCores() {
+  // In a container or under taskset the process gets fewer CPUs than the
+  // machine has online, and helper threads (their count, and whether they
+  // spin) must fit what it really gets.
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  return online > 0 ? static_cast<int>(online) : 1;
 }
 
 int autoSpinUs(int cores) {

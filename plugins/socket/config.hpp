@@ -51,6 +51,10 @@ struct Config {
 // caps. Exposed for tests and for the documentation's table.
 void autoThreads(int cores, int* nThreads, int* nSocksPerThread);
 
+// The CPUs this process may run on (its affinity mask; the online count
+// where that cannot be read): what the automatic values are sized for.
+int usableCores();
+
 // The automatic NCCLNET_SOCKET_SPIN_US for `cores` CPUs.
 int autoSpinUs(int cores);
 

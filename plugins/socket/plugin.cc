@@ -39,9 +39,7 @@ class SocketNet {
 
   static ncclResult_t create(const InitArgs& args, std::unique_ptr<SocketNet>* out) {
     auto net = std::unique_ptr<SocketNet>(new SocketNet(args.logger));
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    ncclResult_t res =
-        Config::read(net->params_, cores > 0 ? static_cast<int>(cores) : 1, &net->config_);
+    ncclResult_t res = Config::read(net->params_, usableCores(), &net->config_);
     if (res != ncclSuccess) return res;
     if (net->config_.unpack && !cuda::Driver::get().available()) {
       NCCLNET_WARN(net->log_,

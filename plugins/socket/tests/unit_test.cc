@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <sched.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -322,6 +323,23 @@ TEST(HelperCensus, CountsLiveHelpersAgainstCores) {
   EXPECT_EQ(census.threads(), 0);
   EXPECT_FALSE(census.crowded());
   EXPECT_TRUE(health.ok());
+}
+
+// The automatic values are sized for the CPUs the process may use, not for
+// the machine: under taskset (or a container's cpuset) that is fewer.
+TEST(Config, CoresFollowTheAffinityMask) {
+  cpu_set_t saved;
+  CPU_ZERO(&saved);
+  ASSERT_EQ(sched_getaffinity(0, sizeof(saved), &saved), 0);
+  EXPECT_EQ(usableCores(), CPU_COUNT(&saved));
+  int first = 0;
+  while (!CPU_ISSET(first, &saved)) first++;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+  EXPECT_EQ(usableCores(), 1);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(saved), &saved), 0);
 }
 
 }  // namespace
