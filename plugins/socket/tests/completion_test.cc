@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <thread>
 #include <vector>
 
 #include "harness.hpp"
@@ -27,18 +26,9 @@ TEST(SendCompletion, InlineSendWaitsUntilItsBytesLeaveTheQueue) {
   InlineEnv inlineEnv;
   Session s;
   ASSERT_TRUE(s.ok()) << s.error();
-  char handle[NCCL_NET_HANDLE_MAXSIZE];
-  void* listenComm = nullptr;
-  ASSERT_EQ(listenOn(s, handle, &listenComm), ncclSuccess);
-  void* rc = nullptr;
-  ncclResult_t acceptRes = ncclInternalError;
-  std::thread acceptor([&] { acceptRes = acceptFrom(s, listenComm, &rc); });
   void* sc = nullptr;
-  ncclResult_t connectRes = connectTo(s, handle, &sc);
-  acceptor.join();
-  ASSERT_EQ(connectRes, ncclSuccess);
-  ASSERT_EQ(acceptRes, ncclSuccess);
-  ASSERT_EQ(s.net().closeListen(listenComm), ncclSuccess);
+  void* rc = nullptr;
+  ASSERT_EQ(connectPair(s, &sc, &rc), ncclSuccess);
 
   std::vector<std::vector<uint8_t>> in(kMessages), out(kMessages);
   std::vector<void*> recvs(kMessages), sends(kMessages);

@@ -71,6 +71,17 @@ ncclResult_t acceptFrom(Session& s, void* listenComm, void** recvComm, double se
   return ncclSuccess;
 }
 
+ncclResult_t connectPair(Session& s, void** sendComm, void** recvComm) {
+  char handle[NCCL_NET_HANDLE_MAXSIZE];
+  void* listenComm = nullptr;
+  ncclResult_t res = listenOn(s, handle, &listenComm);
+  if (res != ncclSuccess) return res;
+  res = connectTo(s, handle, sendComm);
+  if (res == ncclSuccess) res = acceptFrom(s, listenComm, recvComm);
+  ncclResult_t closed = s.net().closeListen(listenComm);
+  return res != ncclSuccess ? res : closed;
+}
+
 ncclResult_t waitFor(Session& s, void* request, int* sizes, double seconds, bool* timedOut) {
   auto start = Clock::now();
   *timedOut = false;

@@ -47,6 +47,9 @@ ncclResult_t listenOn(Session& s, char handle[NCCL_NET_HANDLE_MAXSIZE], void** l
 ncclResult_t connectTo(Session& s, char handle[NCCL_NET_HANDLE_MAXSIZE], void** sendComm,
                        double seconds = 10);
 ncclResult_t acceptFrom(Session& s, void* listenComm, void** recvComm, double seconds = 10);
+// Both ends of one connection in this process (listen, connect, accept,
+// close the listen): connect never waits for accept, so one thread does it.
+ncclResult_t connectPair(Session& s, void** sendComm, void** recvComm);
 // Tests `request` until done; ncclSuccess with *timedOut set when the
 // deadline passes first.
 ncclResult_t waitFor(Session& s, void* request, int* sizes, double seconds, bool* timedOut);

@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "harness.hpp"
@@ -42,18 +41,9 @@ std::vector<std::string> timelineLines() {
 // Sends `sizes` from one comm to the other (both in this process) and closes
 // both; every message is checked.
 void exchange(Session& s, const std::vector<size_t>& sizes) {
-  char handle[NCCL_NET_HANDLE_MAXSIZE];
-  void* listenComm = nullptr;
-  ASSERT_EQ(listenOn(s, handle, &listenComm), ncclSuccess);
-  void* rc = nullptr;
-  ncclResult_t acceptRes = ncclInternalError;
-  std::thread acceptor([&] { acceptRes = acceptFrom(s, listenComm, &rc); });
   void* sc = nullptr;
-  ncclResult_t connectRes = connectTo(s, handle, &sc);
-  acceptor.join();
-  ASSERT_EQ(connectRes, ncclSuccess);
-  ASSERT_EQ(acceptRes, ncclSuccess);
-  ASSERT_EQ(s.net().closeListen(listenComm), ncclSuccess);
+  void* rc = nullptr;
+  ASSERT_EQ(connectPair(s, &sc, &rc), ncclSuccess);
 
   for (size_t i = 0; i < sizes.size(); i++) {
     std::vector<uint8_t> in(sizes[i]), out(sizes[i] + 1);
