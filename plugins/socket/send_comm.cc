@@ -155,6 +155,9 @@ void SendComm::matchSends() {
       sendHeader(r, ahead, slot, r->size > 0 ? kFlagInline : 0);
     } else {
       sendHeader(r, ahead, slot, 0);
+      // The header first: the receiver queues its stripes only once it has
+      // read it, so it should not wait while helpers here are woken.
+      core_->flushControl();
       core_->queueStripes(Landing{r->data, nullptr, nullptr, r->size}, &r->remaining);
     }
     // Retired after every header, exactly as the receiver does when it reads

@@ -18,22 +18,37 @@ constexpr int kMaxSleepMs = 500;
 }  // namespace
 
 void Stream::push(char* data, size_t size, Pending* pending) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(queue_);
   tasks_.push_back(Task{data, size, 0, pending});
 }
 
+Task* Stream::front() {
+  std::lock_guard<std::mutex> lock(queue_);
+  return tasks_.empty() ? nullptr : &tasks_.front();
+}
+
+void Stream::popFront() {
+  std::lock_guard<std::mutex> lock(queue_);
+  tasks_.pop_front();
+}
+
+void Stream::dropAll() {
+  std::lock_guard<std::mutex> lock(queue_);
+  tasks_.clear();
+}
+
 Stream::State Stream::progress(bool* moved) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(driving_);
   return progressLocked(moved);
 }
 
 Stream::State Stream::progressLocked(bool* moved) {
   if (failed_) {
-    tasks_.clear();  // the comm is dead; its requests report the error
+    dropAll();  // the comm is dead; its requests report the error
     return State::Idle;
   }
-  while (!tasks_.empty()) {
-    Task& task = tasks_.front();
+  while (Task* front = this->front()) {
+    Task& task = *front;
     size_t count = 0;
     char* at = task.data + task.done;
     size_t left = task.size - task.done;
@@ -43,15 +58,16 @@ Stream::State Stream::progressLocked(bool* moved) {
       *moved = true;
       task.done += count;
       if (task.done == task.size) {
-        task.pending->finishOne();
-        tasks_.pop_front();
+        Pending* pending = task.pending;
+        popFront();
+        pending->finishOne();  // last: the request may be freed right after
       }
       continue;
     }
     if (io == Io::WouldBlock) return State::Pending;
     int err = errno;
     failed_ = true;
-    tasks_.clear();
+    dropAll();
     if (io == Io::Closed) {
       health_->fail(ncclRemoteError,
                     "data socket %d: connection closed by the peer with %zu bytes "

@@ -33,6 +33,8 @@ class Stream {
       : fd_(std::move(fd)), sending_(sending), index_(index), health_(health) {}
 
   // Queues a range (size > 0); the stream's driver must be woken after.
+  // Never waits for the socket: the queue has its own lock, which the
+  // driver holds only to look at or drop a task, not while it moves bytes.
   void push(char* data, size_t size, Pending* pending);
 
   // Moves what the socket accepts (or holds) without blocking. Pending: tasks
@@ -46,8 +48,18 @@ class Stream {
 
  private:
   State progressLocked(bool* moved);
+  // The oldest task, or nullptr. A deque keeps it in place while push()
+  // appends, so the driver may work on it without the queue lock.
+  Task* front();
+  void popFront();
+  void dropAll();
 
-  std::mutex mutex_;
+  // NCCL's one progress thread queues every comm's stripes; were push() to
+  // wait while a helper copies a 128 KiB stripe into the kernel, every other
+  // comm of the process would wait with it. Hence two locks: `driving_`
+  // serializes drivers (held during I/O), `queue_` guards the deque only.
+  std::mutex driving_;
+  std::mutex queue_;
   std::deque<Task> tasks_;
   Fd fd_;
   bool sending_;
