@@ -42,6 +42,7 @@ ncclResult_t RecvComm::irecv(int n, void** data, size_t* sizes, int* tags, void*
     return ncclInvalidArgument;
   }
   std::lock_guard<std::mutex> lock(core_->mutex());
+  CallClock clock(timeline_);
   if (!health.ok()) return health.error();
   size_t capacity = data[0] == nullptr ? 0 : sizes[0];
   if (unpack_ && !fitsBouncePages(capacity)) return ncclInvalidUsage;
@@ -78,6 +79,7 @@ ncclResult_t RecvComm::irecv(int n, void** data, size_t* sizes, int* tags, void*
 
 ncclResult_t RecvComm::test(RecvRequest* r, int* done, int* sizes) {
   std::lock_guard<std::mutex> lock(core_->mutex());
+  CallClock clock(timeline_);
   if (!pool_.owns(r)) {
     NCCLNET_WARN(core_->health().log(), "%s: test: %p is not a live receive request of this comm",
                  core_->health().what().c_str(), static_cast<void*>(r));

@@ -37,6 +37,7 @@ ncclResult_t SendComm::isend(void* data, size_t size, int tag, void** request) {
     return ncclInvalidArgument;
   }
   std::lock_guard<std::mutex> lock(core_->mutex());
+  CallClock clock(timeline_);
   if (!health.ok()) return health.error();
   SendRequest* r = pool_.acquire();
   if (r == nullptr) {  // every request in flight: NCCL retries later
@@ -58,6 +59,7 @@ ncclResult_t SendComm::isend(void* data, size_t size, int tag, void** request) {
 
 ncclResult_t SendComm::test(SendRequest* r, int* done, int* size) {
   std::lock_guard<std::mutex> lock(core_->mutex());
+  CallClock clock(timeline_);
   if (!pool_.owns(r)) {
     NCCLNET_WARN(core_->health().log(), "%s: test: %p is not a live send request of this comm",
                  core_->health().what().c_str(), static_cast<void*>(r));

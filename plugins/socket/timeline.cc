@@ -24,6 +24,14 @@ void Timeline::add(int64_t postedNs, int64_t matchedNs, int64_t lastByteNs, int6
   bytes_ += static_cast<double>(bytes);
 }
 
+void Timeline::addCall(int64_t ns) {
+  if (!enabled_) return;
+  double us = static_cast<double>(std::max<int64_t>(ns, 0)) / 1000.0;
+  calls_++;
+  callSumUs_ += us;
+  callMaxUs_ = std::max(callMaxUs_, us);
+}
+
 std::string Timeline::summary() const {
   double n = messages_ > 0 ? static_cast<double>(messages_) : 1.0;
   char line[512];
@@ -33,6 +41,11 @@ std::string Timeline::summary() const {
     at +=
         std::snprintf(line + at, sizeof(line) - static_cast<size_t>(at), "%s %s %.1f us (max %.0f)",
                       i == 0 ? "" : ",", stages_[i].name, stages_[i].sumUs / n, stages_[i].maxUs);
+  }
+  if (calls_ > 0 && at > 0 && static_cast<size_t>(at) < sizeof(line)) {
+    std::snprintf(line + at, sizeof(line) - static_cast<size_t>(at),
+                  "; %ld calls of %.1f us on average (max %.0f)", calls_,
+                  callSumUs_ / static_cast<double>(calls_), callMaxUs_);
   }
   return line;
 }

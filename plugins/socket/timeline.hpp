@@ -5,6 +5,9 @@
 // last byte moved, last byte -> the test() that reported it done. The comm
 // sums them and logs the averages when it closes, which shows whether a
 // slow run waits on the peer, on the sockets, or on NCCL's progress thread.
+// It also sums the time NCCL's thread spent inside the comm's calls (isend,
+// irecv, test): that thread serves every comm of the process, so a call
+// that blocks delays all of them.
 #pragma once
 
 #include <atomic>
@@ -60,8 +63,11 @@ class Timeline {
   // the match.
   void add(int64_t postedNs, int64_t matchedNs, int64_t lastByteNs, int64_t reportedNs,
            size_t bytes);
+  // One call into the comm (isend, irecv or test) took `ns`.
+  void addCall(int64_t ns);
   long messages() const { return messages_; }
-  // "N messages of B bytes on average: <stage> A us (max M), ..."
+  // "N messages of B bytes on average: <stage> A us (max M), ...; C calls
+  // of A us on average (max M)"
   std::string summary() const;
 
  private:
@@ -74,6 +80,27 @@ class Timeline {
   long messages_ = 0;
   double bytes_ = 0;
   Stage stages_[3];
+  long calls_ = 0;
+  double callSumUs_ = 0;
+  double callMaxUs_ = 0;
+};
+
+// Times one call into a comm for its timeline, from construction to the end
+// of the scope; declare it after the comm's lock, so that the sums are only
+// touched under it.
+class CallClock {
+ public:
+  explicit CallClock(Timeline& timeline)
+      : timeline_(timeline), startNs_(timeline.enabled() ? steadyNowNs() : 0) {}
+  ~CallClock() {
+    if (timeline_.enabled()) timeline_.addCall(steadyNowNs() - startNs_);
+  }
+  CallClock(const CallClock&) = delete;
+  CallClock& operator=(const CallClock&) = delete;
+
+ private:
+  Timeline& timeline_;
+  int64_t startNs_;
 };
 
 }  // namespace ncclnet::socketnet

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdarg>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -104,6 +105,13 @@ TEST_F(TimelineKnob, EachCommLogsItsStagesOnceAtClose) {
   EXPECT_NE(recv.find("recvComm"), std::string::npos) << recv;
   for (const std::string* line : {&send, &recv}) {
     EXPECT_NE(line->find("4 messages of 262194 bytes on average"), std::string::npos) << *line;
+    // Every isend/irecv and test() of the comm is timed: 4 posts and at
+    // least one test() per message.
+    size_t calls = line->find("; ");
+    ASSERT_NE(calls, std::string::npos) << *line;
+    long count = 0;
+    ASSERT_EQ(std::sscanf(line->c_str() + calls, "; %ld calls of", &count), 1) << *line;
+    EXPECT_GE(count, 8) << *line;
   }
   EXPECT_NE(send.find("waiting for clear-to-send"), std::string::npos) << send;
   EXPECT_NE(send.find("matched to last byte sent"), std::string::npos) << send;

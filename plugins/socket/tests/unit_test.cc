@@ -271,12 +271,16 @@ TEST(Config, UnpackNeedsSimpleOnly) {
 
 // The three stages are the gaps between the four stamps, averaged over the
 // messages; a message with no byte ranges (inline) counts its bytes as
-// moved when it matched.
+// moved when it matched. Calls into the comm are summed apart.
 TEST(Timeline, AveragesTheGapsBetweenStamps) {
   const char* const stages[3] = {"wait", "move", "report"};
   Timeline off(false, stages);
   off.add(0, 1000, 2000, 3000, 10);
+  off.addCall(1000);
   EXPECT_EQ(off.messages(), 0);
+  EXPECT_EQ(off.summary(),
+            "0 messages of 0 bytes on average: wait 0.0 us (max 0), move 0.0 us "
+            "(max 0), report 0.0 us (max 0)");
 
   Timeline t(true, stages);
   constexpr int64_t us = 1000;
@@ -287,6 +291,12 @@ TEST(Timeline, AveragesTheGapsBetweenStamps) {
   EXPECT_EQ(t.summary(),
             "3 messages of 2000 bytes on average: wait 20.0 us (max 30), move 40.0 us "
             "(max 80), report 4.0 us (max 6)");
+  t.addCall(2 * us);
+  t.addCall(450 * us);  // one call that held NCCL's progress thread
+  t.addCall(1 * us);
+  EXPECT_EQ(t.summary(),
+            "3 messages of 2000 bytes on average: wait 20.0 us (max 30), move 40.0 us "
+            "(max 80), report 4.0 us (max 6); 3 calls of 151.0 us on average (max 450)");
 }
 
 // A request's count of moving ranges remembers when its last range
