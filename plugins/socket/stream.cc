@@ -43,11 +43,16 @@ Stream::State Stream::progress(bool* moved) {
 }
 
 Stream::State Stream::progressLocked(bool* moved) {
-  if (failed_) {
-    dropAll();  // the comm is dead; its requests report the error
-    return State::Idle;
-  }
-  while (Task* front = this->front()) {
+  for (;;) {
+    // Once the comm failed (this socket or another), test() reports the
+    // error for every request, and NCCL may free their buffers: no byte
+    // more moves.
+    if (failed_ || !health_->ok()) {
+      dropAll();
+      return State::Idle;
+    }
+    Task* front = this->front();
+    if (front == nullptr) return State::Idle;
     Task& task = *front;
     size_t count = 0;
     char* at = task.data + task.done;
@@ -79,7 +84,6 @@ Stream::State Stream::progressLocked(bool* moved) {
     }
     return State::Idle;
   }
-  return State::Idle;
 }
 
 Worker::Worker(std::vector<Stream*> streams, int spinUs, HelperCensus* census, Health* health)

@@ -17,7 +17,7 @@ namespace {
 
 // The driver reports a failed socket through the comm's logger while it
 // still drives the stream; the logger below holds it there until the test
-// says so (or 5 s pass), which freezes a driver mid-progress on demand.
+// says so (or 30 s pass), which freezes a driver mid-progress on demand.
 struct FrozenDriver {
   std::mutex mutex;
   std::condition_variable changed;
@@ -31,9 +31,11 @@ void holdingLogger(ncclDebugLogLevel, unsigned long, const char*, int, const cha
   std::unique_lock<std::mutex> lock(frozen->mutex);
   frozen->driverInside = true;
   frozen->changed.notify_all();
-  frozen->changed.wait_for(lock, std::chrono::seconds(5), [] { return frozen->pushed; });
+  frozen->changed.wait_for(lock, std::chrono::seconds(30), [] { return frozen->pushed; });
   frozen->pushedWhileInside = frozen->pushed;
 }
+
+constexpr auto kBound = std::chrono::seconds(30);
 
 // NCCL's one progress thread queues every comm's stripes. If queueing had
 // to wait for a helper that is busy on the socket (copying a 128 KiB stripe
@@ -58,23 +60,96 @@ TEST(StreamQueue, PushNeverWaitsForTheDriver) {
     bool moved = false;
     stream.progress(&moved);
   });
+  bool inside = false;
   {
     std::unique_lock<std::mutex> lock(state.mutex);
-    ASSERT_TRUE(state.changed.wait_for(lock, std::chrono::seconds(5), [&] {
-      return state.driverInside;
-    })) << "the driver never reported the dead socket";
+    inside = state.changed.wait_for(lock, kBound, [&] { return state.driverInside; });
   }
-  second.add(1);
-  stream.push(bytes.data(), bytes.size(), &second);  // must not wait for the driver
+  if (inside) {
+    second.add(1);
+    stream.push(bytes.data(), bytes.size(), &second);  // must not wait for the driver
+  }
   {
     std::lock_guard<std::mutex> lock(state.mutex);
     state.pushed = true;
     state.changed.notify_all();
   }
   driver.join();
+  frozen = nullptr;
+  ASSERT_TRUE(inside) << "the driver never reported the dead socket";
   EXPECT_TRUE(state.pushedWhileInside) << "push() waited until the driver had left the stream";
   EXPECT_EQ(health.error(), ncclRemoteError);  // the peer closed its end
-  frozen = nullptr;
+}
+
+// Tasks queued while the driver is sending leave in queue order, whole, and
+// each tells its request once (ThreadSanitizer builds check the two locks).
+TEST(StreamQueue, TasksQueuedWhileTheDriverSendsArriveInOrder) {
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+  int small = 4096;  // a small buffer: the driver stalls and resumes often
+  setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
+  Fd mine(fds[0]), peer(fds[1]);
+  Health health(Logger(nullptr, "test"), "stream test");
+  Stream stream(std::move(mine), /*sending=*/true, 0, &health);
+
+  constexpr int kTasks = 200;
+  std::vector<std::vector<char>> payloads(kTasks);
+  std::vector<char> expected;
+  for (int i = 0; i < kTasks; i++) {
+    payloads[i].assign(1 + (i * 7919) % (48 << 10), static_cast<char>(i));
+    expected.insert(expected.end(), payloads[i].begin(), payloads[i].end());
+  }
+  std::vector<Pending> pending(kTasks);
+  std::atomic<bool> stop{false};
+  auto deadline = std::chrono::steady_clock::now() + kBound;
+
+  std::vector<char> received;
+  std::thread reader([&] {
+    std::vector<char> chunk(64 << 10);
+    while (received.size() < expected.size() && std::chrono::steady_clock::now() < deadline) {
+      ssize_t n = ::recv(peer.get(), chunk.data(), chunk.size(), MSG_DONTWAIT);
+      if (n > 0) received.insert(received.end(), chunk.data(), chunk.data() + n);
+      if (n <= 0) std::this_thread::yield();
+    }
+  });
+  std::thread driver([&] {
+    while (!stop.load() && std::chrono::steady_clock::now() < deadline) {
+      bool moved = false;
+      stream.progress(&moved);
+    }
+  });
+  for (int i = 0; i < kTasks; i++) {
+    pending[i].add(1);
+    stream.push(payloads[i].data(), payloads[i].size(), &pending[i]);
+  }
+  reader.join();
+  stop.store(true);
+  driver.join();
+  ASSERT_TRUE(health.ok());
+  ASSERT_EQ(received.size(), expected.size()) << "transfer did not finish within 30 s";
+  EXPECT_TRUE(received == expected) << "bytes out of order or changed";
+  for (int i = 0; i < kTasks; i++) EXPECT_TRUE(pending[i].drained()) << "task " << i;
+}
+
+// Once the comm failed (on any socket), a stream moves nothing more: test()
+// has reported the error for every request, so NCCL may free their buffers.
+TEST(StreamQueue, NothingMovesOnceTheCommFailed) {
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+  Fd mine(fds[0]), peer(fds[1]);
+  Health health(Logger(nullptr, "test"), "stream test");
+  Stream stream(std::move(mine), /*sending=*/true, 0, &health);
+  health.fail(ncclRemoteError, "another data socket of the comm was closed");
+  std::vector<char> bytes(4096, 'x');
+  Pending p;
+  p.add(1);
+  stream.push(bytes.data(), bytes.size(), &p);
+  bool moved = false;
+  EXPECT_EQ(stream.progress(&moved), Stream::State::Idle);
+  EXPECT_FALSE(moved);
+  char c;
+  EXPECT_EQ(::recv(peer.get(), &c, 1, MSG_DONTWAIT), -1) << "a byte left after the failure";
+  EXPECT_FALSE(p.drained());  // the request reports the comm's error instead
 }
 
 }  // namespace
