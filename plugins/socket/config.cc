@@ -4,6 +4,7 @@
 
 #include <sched.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -189,10 +190,28 @@ ncclResult_t Config::read(ParamTable& params, int cores, Config* out) {
 
   res = params.readInt("NCCLNET_SOCKET_TIMELINE", 0,
                        "1: each comm logs, when it closes, how long its messages waited for the "
-                       "peer, moved on the sockets, and waited for test() (averages, INFO NET)",
+                       "peer, moved on the sockets, and waited for test(), and how long NCCL's "
+                       "calls into it took (averages, INFO NET)",
                        &value, 0, 1);
   if (res != ncclSuccess) return res;
   c.timeline = value == 1;
+
+  res = params.readString("NCCLNET_SOCKET_TRACE_DIR", "",
+                          "a directory: each comm writes every message's time stamps there when "
+                          "it closes (one file per comm; scripts/socket_trace.py reads them)",
+                          &c.traceDir);
+  if (res != ncclSuccess) return res;
+  if (!c.traceDir.empty()) {
+    struct stat st {};
+    if (stat(c.traceDir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+        access(c.traceDir.c_str(), W_OK) != 0) {
+      NCCLNET_WARN(params.logger(),
+                   "NCCLNET_SOCKET_TRACE_DIR=%s is not a writable directory; create it or unset "
+                   "the knob",
+                   c.traceDir.c_str());
+      return ncclInvalidUsage;
+    }
+  }
 
   *out = c;
   return ncclSuccess;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ncclnet/params.hpp"
+#include "timeline.hpp"
 
 namespace ncclnet::socketnet {
 
@@ -34,6 +35,7 @@ struct Config {
   size_t unpackArenaBytes = 0;  // bounce pages per UNPACK receive comm
   int unpackComms = 0;          // UNPACK receive comms the bounce pool has room for
   bool timeline = false;        // comms log where their messages spent time when they close
+  std::string traceDir;         // comms write every message's stamps here when they close
   // Not a knob: the helper threads of this plugin instance, counted against
   // its cores (helpers stop spinning once they outnumber them).
   std::shared_ptr<HelperCensus> helperCensus;
@@ -41,6 +43,8 @@ struct Config {
   // Data sockets per comm: every helper thread drives nSocksPerThread of
   // them; without helper threads the caller drives nSocksPerThread.
   int streams() const { return (nThreads > 0 ? nThreads : 1) * nSocksPerThread; }
+
+  TimelineOptions timelineOptions() const { return TimelineOptions{timeline, traceDir}; }
 
   // Reads every knob into `params` (so tools can list them) and resolves the
   // automatic values for a machine with `cores` online CPUs.

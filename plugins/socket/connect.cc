@@ -100,7 +100,7 @@ ncclResult_t ListenComm::accept(std::unique_ptr<RecvComm>* out) {
     NCCLNET_INFO(log_, NCCL_NET, "accepted a connection from %s on %s (%d data sockets)",
                  g.peer.c_str(), where_.c_str(), expected - 1);
     groups_.erase(it);
-    *out = std::make_unique<RecvComm>(std::move(core), config_.timeline);
+    *out = std::make_unique<RecvComm>(std::move(core), config_.timelineOptions());
     return ncclSuccess;
   }
   return ncclSuccess;
@@ -312,7 +312,8 @@ ncclResult_t Connector::step(std::unique_ptr<SendComm>* out) {
   Shape shape{handle_.nThreads, handle_.minTaskBytes, config_.spinUs, config_.helperCensus};
   auto core = std::make_unique<CommCore>(std::move(control), std::move(data), shape, true, log_,
                                          "sendComm to " + where_);
-  *out = std::make_unique<SendComm>(std::move(core), config_.inlineBytes, config_.timeline);
+  *out =
+      std::make_unique<SendComm>(std::move(core), config_.inlineBytes, config_.timelineOptions());
   NCCLNET_INFO(log_, NCCL_NET, "connected to %s (%zu data sockets, %d helper threads)",
                where_.c_str(), links_.size() - 1, handle_.nThreads);
   return ncclSuccess;

@@ -60,6 +60,7 @@ class CommCore {
 
   Health& health() { return health_; }
   std::mutex& mutex() { return mutex_; }
+  int controlFd() const { return control_.get(); }
 
   // Control plane; callers hold mutex().
   void queueControl(const void* bytes, size_t size);

@@ -13,14 +13,11 @@ constexpr const char* kRecvStages[3] = {"waiting for the header", "header to las
                                         "last byte to test()"};
 }  // namespace
 
-RecvComm::RecvComm(std::unique_ptr<CommCore> core, bool timeline)
-    : core_(std::move(core)), timeline_(timeline, kRecvStages) {}
+RecvComm::RecvComm(std::unique_ptr<CommCore> core, TimelineOptions timeline)
+    : core_(std::move(core)), timeline_(std::move(timeline), kRecvStages) {}
 
 RecvComm::~RecvComm() {
-  if (timeline_.messages() > 0) {
-    NCCLNET_INFO(core_->health().log(), NCCL_NET, "%s: timeline: %s",
-                 core_->health().what().c_str(), timeline_.summary().c_str());
-  }
+  timeline_.report(core_->health().log(), core_->health().what(), "recv", core_->controlFd());
   // Helper threads may be writing into bounce pages: they stop before the
   // pages go back to the pool for another comm.
   core_.reset();

@@ -16,8 +16,8 @@ class RecvComm {
  public:
   static constexpr uint32_t kMagic = 0x5243'5353;
 
-  // `timeline`: keep NCCLNET_SOCKET_TIMELINE's stage sums, logged at close.
-  RecvComm(std::unique_ptr<CommCore> core, bool timeline);
+  // `timeline`: what NCCLNET_SOCKET_TIMELINE and _TRACE_DIR want at close.
+  RecvComm(std::unique_ptr<CommCore> core, TimelineOptions timeline);
   ~RecvComm();
   RecvComm(const RecvComm&) = delete;
   RecvComm& operator=(const RecvComm&) = delete;

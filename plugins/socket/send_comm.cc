@@ -14,14 +14,13 @@ constexpr const char* kSendStages[3] = {"waiting for clear-to-send", "matched to
                                         "last byte to test()"};
 }  // namespace
 
-SendComm::SendComm(std::unique_ptr<CommCore> core, size_t inlineBytes, bool timeline)
-    : core_(std::move(core)), inlineBytes_(inlineBytes), timeline_(timeline, kSendStages) {}
+SendComm::SendComm(std::unique_ptr<CommCore> core, size_t inlineBytes, TimelineOptions timeline)
+    : core_(std::move(core)),
+      inlineBytes_(inlineBytes),
+      timeline_(std::move(timeline), kSendStages) {}
 
 SendComm::~SendComm() {
-  if (timeline_.messages() > 0) {
-    NCCLNET_INFO(core_->health().log(), NCCL_NET, "%s: timeline: %s",
-                 core_->health().what().c_str(), timeline_.summary().c_str());
-  }
+  timeline_.report(core_->health().log(), core_->health().what(), "send", core_->controlFd());
   // Helper threads may still be finishing stripes of requests in pool_
   // (a comm closed mid-transfer): they stop before the requests go.
   core_.reset();
@@ -160,6 +159,9 @@ void SendComm::matchSends() {
       // The header first: the receiver queues its stripes only once it has
       // read it, so it should not wait while helpers here are woken.
       core_->flushControl();
+      // A dead control socket: no stripe may go out, since test() now
+      // reports the error and NCCL may free the buffer.
+      if (!health.ok()) break;
       core_->queueStripes(Landing{r->data, nullptr, nullptr, r->size}, &r->remaining);
     }
     // Retired after every header, exactly as the receiver does when it reads

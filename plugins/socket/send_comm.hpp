@@ -16,8 +16,8 @@ class SendComm {
  public:
   static constexpr uint32_t kMagic = 0x5343'5353;
 
-  // `timeline`: keep NCCLNET_SOCKET_TIMELINE's stage sums, logged at close.
-  SendComm(std::unique_ptr<CommCore> core, size_t inlineBytes, bool timeline);
+  // `timeline`: what NCCLNET_SOCKET_TIMELINE and _TRACE_DIR want at close.
+  SendComm(std::unique_ptr<CommCore> core, size_t inlineBytes, TimelineOptions timeline);
   ~SendComm();
   SendComm(const SendComm&) = delete;
   SendComm& operator=(const SendComm&) = delete;

@@ -2,13 +2,21 @@
 // sdk-socket: the per-comm stage averages of NCCLNET_SOCKET_TIMELINE.
 #include "timeline.hpp"
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 namespace ncclnet::socketnet {
 
-Timeline::Timeline(bool enabled, const char* const (&stages)[3])
-    : enabled_(enabled), stages_{{stages[0]}, {stages[1]}, {stages[2]}} {}
+Timeline::Timeline(TimelineOptions options, const char* const (&stages)[3])
+    : options_(std::move(options)),
+      enabled_(options_.summary || !options_.traceDir.empty()),
+      stages_{{stages[0]}, {stages[1]}, {stages[2]}} {}
 
 void Timeline::add(int64_t postedNs, int64_t matchedNs, int64_t lastByteNs, int64_t reportedNs,
                    size_t bytes) {
@@ -22,6 +30,10 @@ void Timeline::add(int64_t postedNs, int64_t matchedNs, int64_t lastByteNs, int6
   }
   messages_++;
   bytes_ += static_cast<double>(bytes);
+  if (!options_.traceDir.empty() && traced_.size() < kMaxTraced) {
+    traced_.push_back(
+        Stamps{postedNs, matchedNs, lastByteNs, reportedNs, static_cast<int64_t>(bytes)});
+  }
 }
 
 void Timeline::addCall(int64_t ns) {
@@ -48,6 +60,57 @@ std::string Timeline::summary() const {
                   callSumUs_ / static_cast<double>(calls_), callMaxUs_);
   }
   return line;
+}
+
+bool Timeline::writeTrace(const std::string& path, std::string* why) const {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    *why = std::strerror(errno);
+    return false;
+  }
+  std::fprintf(f, "# postedNs matchedNs lastByteNs reportedNs bytes (%ld messages, %zu kept)\n",
+               messages_, traced_.size());
+  for (const Stamps& s : traced_) {
+    std::fprintf(f, "%lld %lld %lld %lld %lld\n", static_cast<long long>(s.postedNs),
+                 static_cast<long long>(s.matchedNs), static_cast<long long>(s.lastByteNs),
+                 static_cast<long long>(s.reportedNs), static_cast<long long>(s.bytes));
+  }
+  bool ok = std::ferror(f) == 0;
+  if (std::fclose(f) != 0) ok = false;
+  if (!ok) *why = "write failed";
+  return ok;
+}
+
+namespace {
+int portOf(const sockaddr_storage& a) {
+  if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(a).sin_port);
+  if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(a).sin6_port);
+  return 0;
+}
+}  // namespace
+
+void Timeline::report(const Logger& log, const std::string& what, const char* kind,
+                      int controlFd) const {
+  if (messages_ == 0 && calls_ == 0) return;
+  if (options_.summary)
+    NCCLNET_INFO(log, NCCL_NET, "%s: timeline: %s", what.c_str(), summary().c_str());
+  if (options_.traceDir.empty()) return;
+  sockaddr_storage local{}, peer{};
+  socklen_t localLen = sizeof(local), peerLen = sizeof(peer);
+  getsockname(controlFd, reinterpret_cast<sockaddr*>(&local), &localLen);
+  getpeername(controlFd, reinterpret_cast<sockaddr*>(&peer), &peerLen);
+  char name[96];
+  std::snprintf(name, sizeof(name), "/sdk-socket-%d-%s-%d-%d.txt", static_cast<int>(getpid()), kind,
+                portOf(local), portOf(peer));
+  std::string path = options_.traceDir + name;
+  std::string why;
+  if (writeTrace(path, &why)) {
+    NCCLNET_INFO(log, NCCL_NET, "%s: trace of %zu messages in %s", what.c_str(), traced_.size(),
+                 path.c_str());
+  } else {
+    NCCLNET_WARN(log, "%s: cannot write the trace file %s: %s", what.c_str(), path.c_str(),
+                 why.c_str());
+  }
 }
 
 }  // namespace ncclnet::socketnet

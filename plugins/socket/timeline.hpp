@@ -7,7 +7,9 @@
 // slow run waits on the peer, on the sockets, or on NCCL's progress thread.
 // It also sums the time NCCL's thread spent inside the comm's calls (isend,
 // irecv, test): that thread serves every comm of the process, so a call
-// that blocks delays all of them.
+// that blocks delays all of them. With NCCLNET_SOCKET_TRACE_DIR it keeps
+// every message's stamps and writes them to a file at close
+// (scripts/socket_trace.py pairs the two ends of each connection).
 #pragma once
 
 #include <atomic>
@@ -15,6 +17,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "ncclnet/log.hpp"
 
 namespace ncclnet::socketnet {
 
@@ -52,10 +57,22 @@ struct Pending {
   bool drained() const { return count.load(std::memory_order_acquire) == 0; }
 };
 
+// What NCCLNET_SOCKET_TIMELINE and NCCLNET_SOCKET_TRACE_DIR ask of a comm.
+struct TimelineOptions {
+  bool summary = false;  // one line of stage averages at close
+  std::string traceDir;  // non-empty: every message's stamps, written there at close
+};
+
 class Timeline {
  public:
+  // At most this many messages per comm are kept for the trace file (40
+  // bytes each); later ones still count in the averages.
+  static constexpr size_t kMaxTraced = size_t(1) << 20;
+
   // `stages` names the three stages in log order.
-  Timeline(bool enabled, const char* const (&stages)[3]);
+  Timeline(TimelineOptions options, const char* const (&stages)[3]);
+  Timeline(bool summary, const char* const (&stages)[3])
+      : Timeline(TimelineOptions{summary, {}}, stages) {}
 
   bool enabled() const { return enabled_; }
   // One message done; stamps in steady-clock ns. A message with no ranges
@@ -69,6 +86,14 @@ class Timeline {
   // "N messages of B bytes on average: <stage> A us (max M), ...; C calls
   // of A us on average (max M)"
   std::string summary() const;
+  // Writes the kept stamps to `path`: a comment line, then one line per
+  // message "postedNs matchedNs lastByteNs reportedNs bytes" (steady clock,
+  // comparable between processes of one host). False and *why on failure.
+  bool writeTrace(const std::string& path, std::string* why) const;
+  // At close: logs the summary line and writes the trace file, as asked.
+  // `kind` is "send" or "recv"; `controlFd` names the file by the control
+  // socket's ports (the peer's file has them swapped).
+  void report(const Logger& log, const std::string& what, const char* kind, int controlFd) const;
 
  private:
   struct Stage {
@@ -76,8 +101,13 @@ class Timeline {
     double sumUs = 0;
     double maxUs = 0;
   };
+  struct Stamps {
+    int64_t postedNs, matchedNs, lastByteNs, reportedNs, bytes;
+  };
+  TimelineOptions options_;
   bool enabled_;
   long messages_ = 0;
+  std::vector<Stamps> traced_;
   double bytes_ = 0;
   Stage stages_[3];
   long calls_ = 0;

@@ -16,8 +16,10 @@
 #   OURS_ENV  VAR=VALUE settings for the sdk-socket runs only (default none)
 #   OUT       directory for logs (default: a fresh mktemp -d)
 # The first sdk-socket run at each channel count sets NCCLNET_SOCKET_TIMELINE=1
-# and prints its comms' stage averages.
+# and NCCLNET_SOCKET_TRACE_DIR, and prints its comms' stage averages and where
+# a ring loop goes (scripts/socket_trace.py --ring2-allreduce --brief).
 set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 
 BUILD=$(realpath "${1:-build}")
 DRIVER="$BUILD/tools/nccl-driver/nccl-driver"
@@ -63,7 +65,10 @@ for ch in $CHANNELS; do
   a=""; b=""
   for i in $(seq "$REPEAT"); do
     timeline=()
-    [[ $i == 1 ]] && timeline=(NCCLNET_SOCKET_TIMELINE=1)
+    if [[ $i == 1 ]]; then
+      mkdir -p "$OUT/trace-ch$ch"
+      timeline=(NCCLNET_SOCKET_TIMELINE=1 NCCLNET_SOCKET_TRACE_DIR="$OUT/trace-ch$ch")
+    fi
     a="$a $(run "$OUT/sdk-socket-ch$ch-$i.log" "${ours[@]}" "${extra[@]}" "${timeline[@]}")"
     b="$b $(run "$OUT/nccl-$SETTING-ch$ch-$i.log" "${theirs[@]}" "${extra[@]}")"
   done
@@ -92,5 +97,11 @@ for ch in $CHANNELS; do
 done
 echo "  send: waiting for clear-to-send / matched to last byte sent / last byte to test()"
 echo "  recv: waiting for the header / header to last byte received / last byte to test()"
+if command -v python3 >/dev/null; then
+  for ch in $CHANNELS; do
+    echo "channels $ch, from the per-message stamps:"
+    python3 "$here/../socket_trace.py" "$OUT/trace-ch$ch" --ring2-allreduce --brief | sed 's/^/  /'
+  done
+fi
 echo "logs: $OUT"
 exit $status

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// sdk-socket: NCCLNET_SOCKET_TIMELINE, end to end in one process: each comm
-// logs its messages' stage averages once, when it closes, and only when
-// asked to.
+// sdk-socket: NCCLNET_SOCKET_TIMELINE and NCCLNET_SOCKET_TRACE_DIR, end to
+// end in one process: each comm logs its messages' stage averages (and
+// writes their stamps) once, when it closes, and only when asked to.
+#include <dirent.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -88,7 +92,10 @@ class TimelineKnob : public ::testing::Test {
     std::lock_guard<std::mutex> lock(gLinesMutex);
     gLines.clear();
   }
-  void TearDown() override { unsetenv("NCCLNET_SOCKET_TIMELINE"); }
+  void TearDown() override {
+    unsetenv("NCCLNET_SOCKET_TIMELINE");
+    unsetenv("NCCLNET_SOCKET_TRACE_DIR");
+  }
 };
 
 TEST_F(TimelineKnob, EachCommLogsItsStagesOnceAtClose) {
@@ -125,6 +132,61 @@ TEST_F(TimelineKnob, OffByDefault) {
   ASSERT_TRUE(s.ok()) << s.error();
   exchange(s, {100, 1 << 20});
   EXPECT_TRUE(timelineLines().empty());
+}
+
+// One trace file per comm, named by pid, direction and the control socket's
+// ports (so the two ends of a connection pair up), with a line of stamps per
+// message in order.
+TEST_F(TimelineKnob, TraceDirGetsEveryMessageOfEachComm) {
+  char dir[] = "/tmp/sdk-socket-trace-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  setenv("NCCLNET_SOCKET_TRACE_DIR", dir, 1);
+  {
+    Session s(0, captureLog);
+    ASSERT_TRUE(s.ok()) << s.error();
+    exchange(s, {100, 1 << 20, 0, 100});
+  }
+  std::vector<std::string> files;
+  DIR* d = opendir(dir);
+  ASSERT_NE(d, nullptr);
+  while (dirent* e = readdir(d)) {
+    if (e->d_name[0] != '.') files.emplace_back(e->d_name);
+  }
+  closedir(d);
+  ASSERT_EQ(files.size(), 2u);
+  int pid = 0, sendLocal = 0, sendPeer = 0, recvLocal = 0, recvPeer = 0;
+  for (const std::string& name : files) {
+    int p = 0, a = 0, b = 0;
+    char kind[8] = {};
+    ASSERT_EQ(std::sscanf(name.c_str(), "sdk-socket-%d-%4[a-z]-%d-%d.txt", &p, kind, &a, &b), 4)
+        << name;
+    pid = p;
+    (std::string(kind) == "send" ? sendLocal : recvLocal) = a;
+    (std::string(kind) == "send" ? sendPeer : recvPeer) = b;
+
+    std::ifstream in(std::string(dir) + "/" + name);
+    std::string header;
+    std::getline(in, header);
+    EXPECT_EQ(header.rfind("# postedNs matchedNs lastByteNs reportedNs bytes", 0), 0u) << header;
+    std::vector<long long> bytes;
+    std::string row;
+    while (std::getline(in, row)) {
+      long long posted, matched, lastByte, reported, size;
+      std::istringstream fields(row);
+      ASSERT_TRUE(fields >> posted >> matched >> lastByte >> reported >> size) << row;
+      EXPECT_LE(posted, matched) << name << ": " << row;
+      EXPECT_LE(matched, reported) << name << ": " << row;
+      EXPECT_LE(lastByte, reported) << name << ": " << row;
+      bytes.push_back(size);
+    }
+    EXPECT_EQ(bytes, (std::vector<long long>{100, 1 << 20, 0, 100})) << name;
+    std::remove((std::string(dir) + "/" + name).c_str());
+  }
+  rmdir(dir);
+  EXPECT_EQ(pid, static_cast<int>(getpid()));
+  EXPECT_EQ(sendLocal, recvPeer);
+  EXPECT_EQ(sendPeer, recvLocal);
+  EXPECT_TRUE(timelineLines().empty()) << "the trace alone logs no stage line";
 }
 
 }  // namespace

@@ -269,6 +269,20 @@ TEST(Config, UnpackNeedsSimpleOnly) {
   EXPECT_EQ(Config::read(params, 2, &c), ncclInvalidUsage);
 }
 
+// A trace directory that cannot take files fails init with a line naming
+// the knob, rather than losing the trace at close.
+TEST(Config, TraceDirMustBeAWritableDirectory) {
+  ParamTable params(Logger(nullptr, "test"));
+  Config c;
+  setenv("NCCLNET_SOCKET_TRACE_DIR", "/nonexistent/trace", 1);
+  EXPECT_EQ(Config::read(params, 2, &c), ncclInvalidUsage);
+  setenv("NCCLNET_SOCKET_TRACE_DIR", "/tmp", 1);
+  ASSERT_EQ(Config::read(params, 2, &c), ncclSuccess);
+  EXPECT_EQ(c.traceDir, "/tmp");
+  EXPECT_TRUE(c.timelineOptions().summary == false && c.timelineOptions().traceDir == "/tmp");
+  unsetenv("NCCLNET_SOCKET_TRACE_DIR");
+}
+
 // The three stages are the gaps between the four stamps, averaged over the
 // messages; a message with no byte ranges (inline) counts its bytes as
 // moved when it matched. Calls into the comm are summed apart.
