@@ -36,10 +36,16 @@ def load(directory):
             continue
         rows = []
         with open(path) as f:
-            for line in f:
+            for number, line in enumerate(f, 1):
                 if line.startswith("#") or not line.strip():
                     continue
-                rows.append([int(x) for x in line.split()])
+                fields = line.split()
+                try:
+                    if len(fields) != 5:
+                        raise ValueError
+                    rows.append([int(x) for x in fields])
+                except ValueError:
+                    print("note: %s line %d is not 5 integers; skipped" % (path, number))
         comms.append(dict(pid=int(m.group(1)), kind=m.group(2), local=int(m.group(3)),
                           peer=int(m.group(4)), rows=rows, name=os.path.basename(path)))
     return comms
@@ -59,10 +65,28 @@ def fmt(q):
 
 
 def pairs(comms):
+    """Send and receive files of one connection. Their k-th lines are the
+    same message while every receive had one buffer (NCCL's collectives);
+    grouped receives (n > 1) write one line for n sends, so the pairing
+    only holds up to the first of them."""
     recvs = {(c["local"], c["peer"]): c for c in comms if c["kind"] == "recv"}
+    paired = set()
     for s in comms:
-        if s["kind"] == "send" and (s["peer"], s["local"]) in recvs:
-            yield s, recvs[(s["peer"], s["local"])]
+        if s["kind"] != "send":
+            continue
+        r = recvs.get((s["peer"], s["local"]))
+        if r is None:
+            print("note: %s has no receive file with its ports swapped; left out" % s["name"])
+            continue
+        paired.add(r["name"])
+        if len(s["rows"]) != len(r["rows"]):
+            print("note: %s has %d messages, %s %d; the first %d are compared" %
+                  (s["name"], len(s["rows"]), r["name"], len(r["rows"]),
+                   min(len(s["rows"]), len(r["rows"]))))
+        yield s, r
+    for r in recvs.values():
+        if r["name"] not in paired:
+            print("note: %s has no send file with its ports swapped; left out" % r["name"])
 
 
 def connection_stages(send, recv, min_bytes):
@@ -145,12 +169,16 @@ def main(argv):
                 summary.setdefault(name, []).append(q[1])
             if not brief:
                 print("  %-45s %s" % (name, fmt(q)))
-    if brief:
+    if brief and summary:
         print("medians over %d connections, us:" % len(hop_of))
         for name, values in summary.items():
             print("  %-45s %8.1f" % (name, median(values)))
     if "--ring2-allreduce" in argv:
         chains = ring2_chain(comms, hop_of)
+        if not chains:
+            print("no receive comm and send comm of one process follow a 2-rank ring "
+                  "all-reduce's pattern")
+            return 0
         if brief:
             print("2-rank ring all-reduce, medians over %d chains, us:" % len(chains))
             for i, label in ((3, "slice received -> reduced slice's isend"),

@@ -8,8 +8,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 
 #include "ncclnet/nccl_protocols.hpp"
 #include "stream.hpp"
@@ -203,12 +205,19 @@ ncclResult_t Config::read(ParamTable& params, int cores, Config* out) {
   if (res != ncclSuccess) return res;
   if (!c.traceDir.empty()) {
     struct stat st {};
-    if (stat(c.traceDir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
-        access(c.traceDir.c_str(), W_OK) != 0) {
+    const char* why = nullptr;
+    if (stat(c.traceDir.c_str(), &st) != 0) {
+      why = std::strerror(errno);
+    } else if (!S_ISDIR(st.st_mode)) {
+      why = "not a directory";
+    } else if (access(c.traceDir.c_str(), W_OK | X_OK) != 0) {
+      why = std::strerror(errno);
+    }
+    if (why != nullptr) {
       NCCLNET_WARN(params.logger(),
-                   "NCCLNET_SOCKET_TRACE_DIR=%s is not a writable directory; create it or unset "
-                   "the knob",
-                   c.traceDir.c_str());
+                   "NCCLNET_SOCKET_TRACE_DIR=%s cannot take trace files (%s); create it, make it "
+                   "writable, or unset the knob",
+                   c.traceDir.c_str(), why);
       return ncclInvalidUsage;
     }
   }

@@ -14,10 +14,12 @@ constexpr const char* kRecvStages[3] = {"waiting for the header", "header to las
 }  // namespace
 
 RecvComm::RecvComm(std::unique_ptr<CommCore> core, TimelineOptions timeline)
-    : core_(std::move(core)), timeline_(std::move(timeline), kRecvStages) {}
+    : core_(std::move(core)), timeline_(std::move(timeline), kRecvStages) {
+  timeline_.nameTrace("recv", core_->controlFd());
+}
 
 RecvComm::~RecvComm() {
-  timeline_.report(core_->health().log(), core_->health().what(), "recv", core_->controlFd());
+  timeline_.report(core_->health().log(), core_->health().what());
   // Helper threads may be writing into bounce pages: they stop before the
   // pages go back to the pool for another comm.
   core_.reset();

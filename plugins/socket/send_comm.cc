@@ -17,10 +17,12 @@ constexpr const char* kSendStages[3] = {"waiting for clear-to-send", "matched to
 SendComm::SendComm(std::unique_ptr<CommCore> core, size_t inlineBytes, TimelineOptions timeline)
     : core_(std::move(core)),
       inlineBytes_(inlineBytes),
-      timeline_(std::move(timeline), kSendStages) {}
+      timeline_(std::move(timeline), kSendStages) {
+  timeline_.nameTrace("send", core_->controlFd());
+}
 
 SendComm::~SendComm() {
-  timeline_.report(core_->health().log(), core_->health().what(), "send", core_->controlFd());
+  timeline_.report(core_->health().log(), core_->health().what());
   // Helper threads may still be finishing stripes of requests in pool_
   // (a comm closed mid-transfer): they stop before the requests go.
   core_.reset();
@@ -159,9 +161,13 @@ void SendComm::matchSends() {
       // The header first: the receiver queues its stripes only once it has
       // read it, so it should not wait while helpers here are woken.
       core_->flushControl();
-      // A dead control socket: no stripe may go out, since test() now
-      // reports the error and NCCL may free the buffer.
-      if (!health.ok()) break;
+      // The comm died (this socket or a helper's): no stripe may go out,
+      // since NCCL may free the buffer once test() reports the error, and
+      // the send must fail rather than look done with its stripes unsent.
+      if (!health.ok()) {
+        r->error = health.error();
+        break;
+      }
       core_->queueStripes(Landing{r->data, nullptr, nullptr, r->size}, &r->remaining);
     }
     // Retired after every header, exactly as the receiver does when it reads

@@ -45,8 +45,9 @@ Stream::State Stream::progress(bool* moved) {
 Stream::State Stream::progressLocked(bool* moved) {
   for (;;) {
     // Once the comm failed (this socket or another), test() reports the
-    // error for every request, and NCCL may free their buffers: no byte
-    // more moves.
+    // error for every request, and NCCL may free their buffers: checked
+    // before every system call, which leaves a failure only the one call in
+    // flight to overlap.
     if (failed_ || !health_->ok()) {
       dropAll();
       return State::Idle;

@@ -2,6 +2,7 @@
 // sdk-socket: the per-comm stage averages of NCCLNET_SOCKET_TIMELINE.
 #include "timeline.hpp"
 
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -62,49 +63,65 @@ std::string Timeline::summary() const {
   return line;
 }
 
-bool Timeline::writeTrace(const std::string& path, std::string* why) const {
-  FILE* f = std::fopen(path.c_str(), "w");
-  if (f == nullptr) {
-    *why = std::strerror(errno);
-    return false;
-  }
-  std::fprintf(f, "# postedNs matchedNs lastByteNs reportedNs bytes (%ld messages, %zu kept)\n",
-               messages_, traced_.size());
-  for (const Stamps& s : traced_) {
-    std::fprintf(f, "%lld %lld %lld %lld %lld\n", static_cast<long long>(s.postedNs),
-                 static_cast<long long>(s.matchedNs), static_cast<long long>(s.lastByteNs),
-                 static_cast<long long>(s.reportedNs), static_cast<long long>(s.bytes));
-  }
-  bool ok = std::ferror(f) == 0;
-  if (std::fclose(f) != 0) ok = false;
-  if (!ok) *why = "write failed";
-  return ok;
-}
-
 namespace {
 int portOf(const sockaddr_storage& a) {
   if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(a).sin_port);
   if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(a).sin6_port);
   return 0;
 }
+
+// A new file `dir/base.txt`, or `dir/base-2.txt` and so on when that exists
+// (a port reused by a later comm of the process): no trace overwrites
+// another. Null and *why on failure; *path names the file.
+FILE* createNew(const std::string& dir, const std::string& base, std::string* path,
+                std::string* why) {
+  for (int n = 1; n <= 100; n++) {
+    *path = dir + "/" + base + (n == 1 ? "" : "-" + std::to_string(n)) + ".txt";
+    int fd = ::open(path->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0) return fdopen(fd, "w");
+    if (errno != EEXIST) break;
+  }
+  *why = std::strerror(errno);
+  return nullptr;
+}
 }  // namespace
 
-void Timeline::report(const Logger& log, const std::string& what, const char* kind,
-                      int controlFd) const {
-  if (messages_ == 0 && calls_ == 0) return;
-  if (options_.summary)
-    NCCLNET_INFO(log, NCCL_NET, "%s: timeline: %s", what.c_str(), summary().c_str());
+void Timeline::nameTrace(const char* kind, int controlFd) {
   if (options_.traceDir.empty()) return;
   sockaddr_storage local{}, peer{};
   socklen_t localLen = sizeof(local), peerLen = sizeof(peer);
-  getsockname(controlFd, reinterpret_cast<sockaddr*>(&local), &localLen);
-  getpeername(controlFd, reinterpret_cast<sockaddr*>(&peer), &peerLen);
-  char name[96];
-  std::snprintf(name, sizeof(name), "/sdk-socket-%d-%s-%d-%d.txt", static_cast<int>(getpid()), kind,
-                portOf(local), portOf(peer));
-  std::string path = options_.traceDir + name;
-  std::string why;
-  if (writeTrace(path, &why)) {
+  int localPort = getsockname(controlFd, reinterpret_cast<sockaddr*>(&local), &localLen) == 0
+                      ? portOf(local)
+                      : 0;
+  int peerPort =
+      getpeername(controlFd, reinterpret_cast<sockaddr*>(&peer), &peerLen) == 0 ? portOf(peer) : 0;
+  traceName_ = "sdk-socket-" + std::to_string(getpid()) + "-" + kind + "-" +
+               std::to_string(localPort) + "-" + std::to_string(peerPort);
+}
+
+void Timeline::report(const Logger& log, const std::string& what) const {
+  if (messages_ == 0 && calls_ == 0) return;
+  if (options_.summary) {
+    NCCLNET_INFO(log, NCCL_NET, "%s: timeline: %s", what.c_str(), summary().c_str());
+  }
+  if (options_.traceDir.empty()) return;
+  std::string path, why;
+  FILE* f = createNew(options_.traceDir, traceName_, &path, &why);
+  if (f != nullptr) {
+    std::fprintf(f, "# postedNs matchedNs lastByteNs reportedNs bytes (%ld messages, %zu kept)\n",
+                 messages_, traced_.size());
+    for (const Stamps& s : traced_) {
+      std::fprintf(f, "%lld %lld %lld %lld %lld\n", static_cast<long long>(s.postedNs),
+                   static_cast<long long>(s.matchedNs), static_cast<long long>(s.lastByteNs),
+                   static_cast<long long>(s.reportedNs), static_cast<long long>(s.bytes));
+    }
+    bool ok = std::ferror(f) == 0;
+    if (std::fclose(f) != 0 || !ok) {
+      f = nullptr;
+      why = "write failed";
+    }
+  }
+  if (f != nullptr) {
     NCCLNET_INFO(log, NCCL_NET, "%s: trace of %zu messages in %s", what.c_str(), traced_.size(),
                  path.c_str());
   } else {

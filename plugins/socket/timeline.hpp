@@ -86,14 +86,12 @@ class Timeline {
   // "N messages of B bytes on average: <stage> A us (max M), ...; C calls
   // of A us on average (max M)"
   std::string summary() const;
-  // Writes the kept stamps to `path`: a comment line, then one line per
-  // message "postedNs matchedNs lastByteNs reportedNs bytes" (steady clock,
-  // comparable between processes of one host). False and *why on failure.
-  bool writeTrace(const std::string& path, std::string* why) const;
+  // Names the trace file after the comm's direction ("send" or "recv") and
+  // its control socket's ports (the peer's file has them swapped). Called
+  // when the comm is made: at close a dead peer's socket has no peer port.
+  void nameTrace(const char* kind, int controlFd);
   // At close: logs the summary line and writes the trace file, as asked.
-  // `kind` is "send" or "recv"; `controlFd` names the file by the control
-  // socket's ports (the peer's file has them swapped).
-  void report(const Logger& log, const std::string& what, const char* kind, int controlFd) const;
+  void report(const Logger& log, const std::string& what) const;
 
  private:
   struct Stage {
@@ -108,6 +106,7 @@ class Timeline {
   bool enabled_;
   long messages_ = 0;
   std::vector<Stamps> traced_;
+  std::string traceName_;  // "sdk-socket-<pid>-<kind>-<local port>-<peer port>"
   double bytes_ = 0;
   Stage stages_[3];
   long calls_ = 0;

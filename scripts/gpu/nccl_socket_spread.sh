@@ -66,7 +66,7 @@ for ch in $CHANNELS; do
   for i in $(seq "$REPEAT"); do
     timeline=()
     if [[ $i == 1 ]]; then
-      mkdir -p "$OUT/trace-ch$ch"
+      rm -rf "$OUT/trace-ch$ch" && mkdir -p "$OUT/trace-ch$ch"  # no older run's files
       timeline=(NCCLNET_SOCKET_TIMELINE=1 NCCLNET_SOCKET_TRACE_DIR="$OUT/trace-ch$ch")
     fi
     a="$a $(run "$OUT/sdk-socket-ch$ch-$i.log" "${ours[@]}" "${extra[@]}" "${timeline[@]}")"

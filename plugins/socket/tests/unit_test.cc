@@ -276,6 +276,8 @@ TEST(Config, TraceDirMustBeAWritableDirectory) {
   Config c;
   setenv("NCCLNET_SOCKET_TRACE_DIR", "/nonexistent/trace", 1);
   EXPECT_EQ(Config::read(params, 2, &c), ncclInvalidUsage);
+  setenv("NCCLNET_SOCKET_TRACE_DIR", "/dev/null", 1);  // not a directory
+  EXPECT_EQ(Config::read(params, 2, &c), ncclInvalidUsage);
   setenv("NCCLNET_SOCKET_TRACE_DIR", "/tmp", 1);
   ASSERT_EQ(Config::read(params, 2, &c), ncclSuccess);
   EXPECT_EQ(c.traceDir, "/tmp");
