@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -16,29 +15,18 @@
 #include <vector>
 
 #include "harness.hpp"
+#include "log_capture.hpp"
 
 namespace sockettest {
 namespace {
 
-// NCCL's logger is a plain C function: the lines it receives go here.
-std::mutex gLinesMutex;
-std::vector<std::string> gLines;
-
-void captureLog(ncclDebugLogLevel, unsigned long, const char*, int, const char* fmt, ...) {
-  char line[1024];
-  va_list args;
-  va_start(args, fmt);
-  std::vsnprintf(line, sizeof(line), fmt, args);
-  va_end(args);
-  std::lock_guard<std::mutex> lock(gLinesMutex);
-  gLines.emplace_back(line);
-}
+using ncclnet::testing::captureLogger;
 
 std::vector<std::string> timelineLines() {
-  std::lock_guard<std::mutex> lock(gLinesMutex);
+  std::lock_guard<std::mutex> lock(ncclnet::testing::loggedMutex());
   std::vector<std::string> found;
-  for (const std::string& line : gLines) {
-    if (line.find("timeline:") != std::string::npos) found.push_back(line);
+  for (const auto& line : ncclnet::testing::loggedLines()) {
+    if (line.text.find("timeline:") != std::string::npos) found.push_back(line.text);
   }
   return found;
 }
@@ -88,10 +76,7 @@ void exchange(Session& s, const std::vector<size_t>& sizes) {
 
 class TimelineKnob : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::lock_guard<std::mutex> lock(gLinesMutex);
-    gLines.clear();
-  }
+  void SetUp() override { ncclnet::testing::clearLog(); }
   void TearDown() override {
     unsetenv("NCCLNET_SOCKET_TIMELINE");
     unsetenv("NCCLNET_SOCKET_TRACE_DIR");
@@ -100,7 +85,7 @@ class TimelineKnob : public ::testing::Test {
 
 TEST_F(TimelineKnob, EachCommLogsItsStagesOnceAtClose) {
   setenv("NCCLNET_SOCKET_TIMELINE", "1", 1);
-  Session s(0, captureLog);
+  Session s(0, captureLogger);
   ASSERT_TRUE(s.ok()) << s.error();
   // Inline, striped and empty messages: 4 in all, 1 MiB + 200 bytes.
   exchange(s, {100, 1 << 20, 0, 100});
@@ -128,7 +113,7 @@ TEST_F(TimelineKnob, EachCommLogsItsStagesOnceAtClose) {
 
 TEST_F(TimelineKnob, OffByDefault) {
   unsetenv("NCCLNET_SOCKET_TIMELINE");
-  Session s(0, captureLog);
+  Session s(0, captureLogger);
   ASSERT_TRUE(s.ok()) << s.error();
   exchange(s, {100, 1 << 20});
   EXPECT_TRUE(timelineLines().empty());
@@ -142,7 +127,7 @@ TEST_F(TimelineKnob, TraceDirGetsEveryMessageOfEachComm) {
   ASSERT_NE(mkdtemp(dir), nullptr);
   setenv("NCCLNET_SOCKET_TRACE_DIR", dir, 1);
   {
-    Session s(0, captureLog);
+    Session s(0, captureLogger);
     ASSERT_TRUE(s.ok()) << s.error();
     exchange(s, {100, 1 << 20, 0, 100});
   }
