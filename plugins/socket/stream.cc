@@ -48,7 +48,7 @@ Stream::State Stream::progressLocked(bool* moved) {
     // error for every request, and NCCL may free their buffers: checked
     // before every system call, which leaves a failure only the one call in
     // flight to overlap.
-    if (failed_ || !health_->ok()) {
+    if (!health_->ok()) {
       dropAll();
       return State::Idle;
     }
@@ -72,7 +72,6 @@ Stream::State Stream::progressLocked(bool* moved) {
     }
     if (io == Io::WouldBlock) return State::Pending;
     int err = errno;
-    failed_ = true;
     dropAll();
     if (io == Io::Closed) {
       health_->fail(ncclRemoteError,

@@ -65,7 +65,6 @@ class Stream {
   bool sending_;
   int index_;
   Health* health_;
-  bool failed_ = false;
 };
 
 // How many helper threads one plugin instance runs, against its cores.

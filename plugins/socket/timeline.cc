@@ -107,7 +107,8 @@ void Timeline::report(const Logger& log, const std::string& what) const {
   if (options_.traceDir.empty()) return;
   std::string path, why;
   FILE* f = createNew(options_.traceDir, traceName_, &path, &why);
-  if (f != nullptr) {
+  bool written = f != nullptr;
+  if (written) {
     std::fprintf(f, "# postedNs matchedNs lastByteNs reportedNs bytes (%ld messages, %zu kept)\n",
                  messages_, traced_.size());
     for (const Stamps& s : traced_) {
@@ -115,13 +116,11 @@ void Timeline::report(const Logger& log, const std::string& what) const {
                    static_cast<long long>(s.matchedNs), static_cast<long long>(s.lastByteNs),
                    static_cast<long long>(s.reportedNs), static_cast<long long>(s.bytes));
     }
-    bool ok = std::ferror(f) == 0;
-    if (std::fclose(f) != 0 || !ok) {
-      f = nullptr;
-      why = "write failed";
-    }
+    written = std::ferror(f) == 0;
+    if (std::fclose(f) != 0) written = false;
+    if (!written) why = "write failed";
   }
-  if (f != nullptr) {
+  if (written) {
     NCCLNET_INFO(log, NCCL_NET, "%s: trace of %zu messages in %s", what.c_str(), traced_.size(),
                  path.c_str());
   } else {

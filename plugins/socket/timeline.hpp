@@ -71,8 +71,6 @@ class Timeline {
 
   // `stages` names the three stages in log order.
   Timeline(TimelineOptions options, const char* const (&stages)[3]);
-  Timeline(bool summary, const char* const (&stages)[3])
-      : Timeline(TimelineOptions{summary, {}}, stages) {}
 
   bool enabled() const { return enabled_; }
   // One message done; stamps in steady-clock ns. A message with no ranges

@@ -290,7 +290,7 @@ TEST(Config, TraceDirMustBeAWritableDirectory) {
 // moved when it matched. Calls into the comm are summed apart.
 TEST(Timeline, AveragesTheGapsBetweenStamps) {
   const char* const stages[3] = {"wait", "move", "report"};
-  Timeline off(false, stages);
+  Timeline off(TimelineOptions{}, stages);
   off.add(0, 1000, 2000, 3000, 10);
   off.addCall(1000);
   EXPECT_EQ(off.messages(), 0);
@@ -298,7 +298,7 @@ TEST(Timeline, AveragesTheGapsBetweenStamps) {
             "0 messages of 0 bytes on average: wait 0.0 us (max 0), move 0.0 us "
             "(max 0), report 0.0 us (max 0)");
 
-  Timeline t(true, stages);
+  Timeline t(TimelineOptions{true, ""}, stages);
   constexpr int64_t us = 1000;
   t.add(0, 10 * us, 50 * us, 52 * us, 1000);            // 10, 40, 2
   t.add(100 * us, 130 * us, 0, 134 * us, 3000);         // inline: 30, 0, 4
