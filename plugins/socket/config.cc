@@ -23,15 +23,18 @@ void autoThreads(int cores, int* nThreads, int* nSocksPerThread) {
   // thread spins in test() and would compete with it, so the progress thread
   // moves the data itself over one socket (on 2 cores this matched raw TCP,
   // where 2 sockets or a helper thread lost 10-40%: docs/performance.md).
-  // From 8 cores on, one helper per 8 cores (at most 4) takes the copies off
-  // the progress thread without starving the machine's other comms and
-  // ranks, and two sockets per helper let one refill while the other drains.
+  // From 8 cores on, one socket per 4 cores (at most 8), each with a thread
+  // of its own: on loopback the sending thread's send() also runs the
+  // receiving end's TCP work, so a thread that served two sockets in turn
+  // halved a message's parallelism (8 x 1 against 4 x 2 on 32 cores: 1.00x
+  // against 0.93x NCCL's best tuned Socket). Idle helpers sleep, so the
+  // extra threads cost nothing between messages.
   if (cores < 8) {
     *nThreads = 0;
     *nSocksPerThread = 1;
   } else {
-    *nThreads = std::min(cores / 8, 4);
-    *nSocksPerThread = 2;
+    *nThreads = std::min(cores / 4, 8);
+    *nSocksPerThread = 1;
   }
 }
 
@@ -47,13 +50,13 @@ int usableCores() {
 }
 
 int autoSpinUs(int cores) {
-  // A helper that sleeps in poll() after every stalled send or recv pays a
-  // wake-up (scheduler latency, often a CPU idle-state exit) per stripe; on
-  // a many-core host that, not the copying, bounds a stream. Spinning a
-  // while instead is what NCCL's own socket threads do. Below 8 cores the
-  // spinning helpers would starve the progress thread (measured: 10x
-  // slower), so there they sleep at once.
-  return cores < 8 ? 0 : 50;
+  // A stalled stripe's bytes are on the way (its header arrived, or the
+  // peer is draining the socket): retrying for them saves a wake-up from
+  // poll(), 20 us and more on a many-core host, per stall. 2 ms bounds the
+  // retrying when the peer stopped. Below 8 cores retrying helpers would
+  // starve the progress thread (measured: 10x slower), so there they sleep
+  // at once.
+  return cores < 8 ? 0 : 2000;
 }
 
 void capThreads(int* nThreads, int* nSocksPerThread) {
@@ -61,6 +64,10 @@ void capThreads(int* nThreads, int* nSocksPerThread) {
   *nSocksPerThread = std::max(*nSocksPerThread, 1);
   int drivers = std::max(*nThreads, 1);
   if (drivers * *nSocksPerThread > kMaxStreams) *nSocksPerThread = kMaxStreams / drivers;
+}
+
+Patience Config::patience() const {
+  return Patience{std::chrono::microseconds(spinUs), std::chrono::microseconds(idleSpinUs)};
 }
 
 ncclResult_t Config::read(ParamTable& params, int cores, Config* out) {
@@ -96,6 +103,7 @@ ncclResult_t Config::read(ParamTable& params, int cores, Config* out) {
   if (res != ncclSuccess) return res;
   if (value == -1 || value == 0) value = kAuto;
   c.nSocksPerThread = value == kAuto ? autoS : static_cast<int>(value);
+  c.threadsAutomatic = c.nThreads == autoT && c.nSocksPerThread == autoS;
   capThreads(&c.nThreads, &c.nSocksPerThread);
 
   res = params.readInt("NCCL_SOCKET_INLINE", 4096,
@@ -138,14 +146,22 @@ ncclResult_t Config::read(ParamTable& params, int cores, Config* out) {
   if (res != ncclSuccess) return res;
   c.socketBufferBytes = static_cast<int>(value);
 
-  res =
-      params.readInt("NCCLNET_SOCKET_SPIN_US", kAuto,
-                     "helper threads retry stalled sockets this many microseconds before "
-                     "sleeping in poll(), 0..10000 (-2: automatic, 0 below 8 cores, else 50); none "
-                     "while the plugin runs more helper threads than there are cores",
-                     &value, kAuto, 10000);
+  res = params.readInt("NCCLNET_SOCKET_SPIN_US", kAuto,
+                       "a helper thread whose stripe stalls (its socket full, or empty while "
+                       "bytes are due) retries this many microseconds before it sleeps in "
+                       "poll(), 0..10000 (-2: automatic, 0 below 8 cores, else 2000); none while "
+                       "the plugin runs more helper threads than there are cores",
+                       &value, kAuto, 10000);
   if (res != ncclSuccess) return res;
   c.spinUs = value < 0 ? autoSpinUs(cores) : static_cast<int>(value);
+
+  res = params.readInt("NCCLNET_SOCKET_IDLE_SPIN_US", 0,
+                       "a helper thread with nothing queued looks for new stripes this many "
+                       "microseconds before it sleeps, 0..10000 (0: it sleeps at once and "
+                       "costs no CPU between messages)",
+                       &value, 0, 10000);
+  if (res != ncclSuccess) return res;
+  c.idleSpinUs = static_cast<int>(value);
 
   res = params.readInt("NCCLNET_SOCKET_UNPACK", 0,
                        "1: offer NCCL's UNPACK device handle on receive comms (payload lands in "

@@ -12,6 +12,7 @@
 namespace ncclnet::socketnet {
 
 class HelperCensus;
+struct Patience;
 
 // NCCL's own caps for its Socket transport: at most 16 helper threads and
 // 64 data sockets per comm.
@@ -20,22 +21,24 @@ constexpr int kMaxStreams = 64;
 constexpr int kAuto = -2;  // NCCL's spelling of "pick a default"
 
 struct Config {
-  std::string ifname;           // NCCL_SOCKET_IFNAME ("" = automatic choice)
-  int family = 0;               // AF_UNSPEC, AF_INET or AF_INET6
-  int nThreads = 1;             // helper threads per comm (0: the caller moves the data)
-  int nSocksPerThread = 1;      // data sockets per helper thread
-  size_t inlineBytes = 0;       // payloads up to this size ride with their header
-  size_t minTaskBytes = 0;      // smallest stripe worth a socket of its own
-  int connectTimeoutMs = 0;     // connect() retries (refused, unreachable) give up after this
-  int handshakeTimeoutMs = 0;   // an accepted socket must say hello within this
-  int peerTimeoutMs = 0;        // TCP_USER_TIMEOUT / keepalive bound on a silent dead peer
-  int socketBufferBytes = 0;    // SO_SNDBUF/SO_RCVBUF of data sockets (0: kernel autotuning)
-  int spinUs = 0;               // helper threads retry stalled sockets this long before sleeping
-  bool unpack = false;          // receive comms offer NCCL's UNPACK device handle
-  size_t unpackArenaBytes = 0;  // bounce pages per UNPACK receive comm
-  int unpackComms = 0;          // UNPACK receive comms the bounce pool has room for
-  bool timeline = false;        // comms log where their messages spent time when they close
-  std::string traceDir;         // comms write every message's stamps here when they close
+  std::string ifname;             // NCCL_SOCKET_IFNAME ("" = automatic choice)
+  int family = 0;                 // AF_UNSPEC, AF_INET or AF_INET6
+  int nThreads = 1;               // helper threads per comm (0: the caller moves the data)
+  int nSocksPerThread = 1;        // data sockets per helper thread
+  bool threadsAutomatic = false;  // both counts are the automatic ones (comms may start fewer)
+  size_t inlineBytes = 0;         // payloads up to this size ride with their header
+  size_t minTaskBytes = 0;        // smallest stripe worth a socket of its own
+  int connectTimeoutMs = 0;       // connect() retries (refused, unreachable) give up after this
+  int handshakeTimeoutMs = 0;     // an accepted socket must say hello within this
+  int peerTimeoutMs = 0;          // TCP_USER_TIMEOUT / keepalive bound on a silent dead peer
+  int socketBufferBytes = 0;      // SO_SNDBUF/SO_RCVBUF of data sockets (0: kernel autotuning)
+  int spinUs = 0;                 // helpers retry a stalled stripe this long before sleeping
+  int idleSpinUs = 0;             // helpers with nothing queued look for work this long first
+  bool unpack = false;            // receive comms offer NCCL's UNPACK device handle
+  size_t unpackArenaBytes = 0;    // bounce pages per UNPACK receive comm
+  int unpackComms = 0;            // UNPACK receive comms the bounce pool has room for
+  bool timeline = false;          // comms log where their messages spent time when they close
+  std::string traceDir;           // comms write every message's stamps here when they close
   // Not a knob: the helper threads of this plugin instance, counted against
   // its cores (helpers stop spinning once they outnumber them).
   std::shared_ptr<HelperCensus> helperCensus;
@@ -45,6 +48,7 @@ struct Config {
   int streams() const { return (nThreads > 0 ? nThreads : 1) * nSocksPerThread; }
 
   TimelineOptions timelineOptions() const { return TimelineOptions{timeline, traceDir}; }
+  Patience patience() const;  // the two spins, for the helper threads
 
   // Reads every knob into `params` (so tools can list them) and resolves the
   // automatic values for a machine with `cores` online CPUs.

@@ -94,7 +94,8 @@ ncclResult_t ListenComm::accept(std::unique_ptr<RecvComm>* out) {
     Fd control = std::move(g.sockets[0]);
     std::vector<Fd> data;
     for (int i = 1; i < expected; i++) data.push_back(std::move(g.sockets[i]));
-    Shape shape{config_.nThreads, config_.minTaskBytes, config_.spinUs, config_.helperCensus};
+    Shape shape{config_.nThreads, config_.minTaskBytes, config_.patience(), config_.helperCensus,
+                config_.threadsAutomatic};
     auto core = std::make_unique<CommCore>(std::move(control), std::move(data), shape, false, log_,
                                            "recvComm from " + g.peer);
     NCCLNET_INFO(log_, NCCL_NET, "accepted a connection from %s on %s (%d data sockets)",
@@ -309,7 +310,8 @@ ncclResult_t Connector::step(std::unique_ptr<SendComm>* out) {
   Fd control = std::move(links_[0].fd);
   std::vector<Fd> data;
   for (size_t i = 1; i < links_.size(); i++) data.push_back(std::move(links_[i].fd));
-  Shape shape{handle_.nThreads, handle_.minTaskBytes, config_.spinUs, config_.helperCensus};
+  Shape shape{handle_.nThreads, handle_.minTaskBytes, config_.patience(), config_.helperCensus,
+              config_.threadsAutomatic};
   auto core = std::make_unique<CommCore>(std::move(control), std::move(data), shape, true, log_,
                                          "sendComm to " + where_);
   *out =

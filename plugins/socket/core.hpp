@@ -24,10 +24,13 @@ namespace ncclnet::socketnet {
 struct Shape {
   int nThreads = 1;         // helper threads on each end
   size_t minTaskBytes = 1;  // stripe minimum
-  int spinUs = 0;           // this end's helper spin (local: the ends need not agree)
+  Patience patience;        // this end's helper retries (local: the ends need not agree)
   // This end's count of helper threads (local); shared by the plugin
   // instance's comms.
   std::shared_ptr<HelperCensus> census;
+  // The thread count is the automatic one: this end may start fewer helper
+  // threads than nThreads when the process already runs many (local).
+  bool fitToCores = false;
 };
 
 // Where the bytes of one message go: the buffer NCCL gave (contiguous), or

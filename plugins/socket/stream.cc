@@ -86,9 +86,10 @@ Stream::State Stream::progressLocked(bool* moved) {
   }
 }
 
-Worker::Worker(std::vector<Stream*> streams, int spinUs, HelperCensus* census, Health* health)
+Worker::Worker(std::vector<Stream*> streams, Patience patience, HelperCensus* census,
+               Health* health)
     : streams_(std::move(streams)),
-      spin_(spinUs),
+      patience_(patience),
       census_(census),
       health_(health),
       wakeFd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
@@ -132,23 +133,32 @@ bool Worker::driveAll(std::vector<Stream*>* pending) {
 }
 
 void Worker::run() {
-  // Spinning (spin_ > 0) saves a poll() wake-up per stalled socket; the
-  // yield keeps a spinning helper from holding a core others are waiting
-  // for. New work is found by the spin without a wake-up system call.
+  // Retrying finds new bytes (and new work) without a wake-up system call;
+  // the yield keeps a retrying helper from holding a core others wait for.
+  // By default only stalled stripes are retried, NCCL's own rule for its
+  // socket threads: on the GPU host, retrying idle helpers as well gained
+  // nothing and kept a core per helper busy between messages
+  // (docs/performance.md).
   using Clock = std::chrono::steady_clock;
   std::vector<Stream*> pending;
   pending.reserve(streams_.size());
-  Clock::time_point lastMoved = Clock::now();
+  Clock::time_point waitingSince = Clock::now();
+  bool stalled = false;
   while (!stop_.load(std::memory_order_acquire)) {
     // Acquire: this pass sees every task whose wake() came before.
     state_.fetch_and(~kNotified, std::memory_order_acq_rel);
-    if (driveAll(&pending)) {
-      lastMoved = Clock::now();
-    } else if (Clock::now() - lastMoved < spin_ && !census_->crowded()) {
+    bool moved = driveAll(&pending);
+    // A wait starts afresh when bytes move and when the helper goes from
+    // idle to stalled or back, so each kind gets its own patience.
+    if (moved || stalled != !pending.empty()) waitingSince = Clock::now();
+    stalled = !pending.empty();
+    if (moved) continue;
+    auto patience = stalled ? patience_.stalled : patience_.idle;
+    if (Clock::now() - waitingSince < patience && !census_->crowded()) {
       sched_yield();
     } else {
       sleep(pending);
-      lastMoved = Clock::now();
+      waitingSince = Clock::now();
     }
   }
 }
@@ -159,6 +169,7 @@ void Worker::sleep(const std::vector<Stream*>& pending) {
     state_.fetch_and(~kSleeping, std::memory_order_acq_rel);
     return;
   }
+  sleeps_.fetch_add(1, std::memory_order_relaxed);
   std::vector<pollfd> fds(1, pollfd{wakeFd_.get(), POLLIN, 0});
   for (Stream* stream : pending) {
     fds.push_back(

@@ -152,5 +152,84 @@ TEST(StreamQueue, NothingMovesOnceTheCommFailed) {
   EXPECT_FALSE(p.drained());  // the request reports the comm's error instead
 }
 
+// Waits (up to `within`) until the helper has gone to sleep `count` times.
+bool sleptAtLeast(const Worker& worker, unsigned long count,
+                  std::chrono::milliseconds within = kBound) {
+  auto deadline = std::chrono::steady_clock::now() + within;
+  while (worker.sleeps() < count && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return worker.sleeps() >= count;
+}
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// NCCL's rule for its socket threads: a helper with nothing queued sleeps at
+// once (no CPU between messages); one whose stripe stalled keeps retrying,
+// since its bytes are on the way, and sleeps only after its patience, then
+// wakes when the socket has them.
+TEST(HelperPatience, IdleHelpersSleepStalledOnesRetryFirst) {
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+  Fd mine(fds[0]), peer(fds[1]);
+  Health health(Logger(nullptr, "test"), "patience test");
+  Stream stream(std::move(mine), /*sending=*/false, 0, &health);
+  HelperCensus census(1024);
+  Worker worker({&stream}, Patience{seconds(2), milliseconds(0)}, &census, &health);
+  // Well before the 2 s a stalled helper would wait.
+  ASSERT_TRUE(sleptAtLeast(worker, 1, milliseconds(1000)))
+      << "an idle helper did not sleep at once";
+
+  std::vector<char> buffer(1024, 0);
+  Pending pending;
+  pending.add(1);
+  stream.push(buffer.data(), buffer.size(), &pending);
+  worker.wake();  // nothing to read yet: the stripe stalls
+  std::this_thread::sleep_for(milliseconds(200));
+  EXPECT_EQ(worker.sleeps(), 1u) << "a stalled helper slept before its 2 s of retrying";
+  ASSERT_TRUE(sleptAtLeast(worker, 2)) << "a stalled helper retried past its patience";
+
+  std::vector<char> bytes(buffer.size(), 'y');
+  ASSERT_EQ(::send(peer.get(), bytes.data(), bytes.size(), 0), ssize_t(bytes.size()));
+  auto deadline = std::chrono::steady_clock::now() + kBound;
+  while (!pending.drained() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  EXPECT_TRUE(pending.drained()) << "the sleeping helper missed the bytes";
+  EXPECT_TRUE(buffer == bytes);
+  EXPECT_TRUE(health.ok());
+}
+
+// NCCLNET_SOCKET_IDLE_SPIN_US: an idle helper may look for work a while.
+TEST(HelperPatience, IdlePatienceKeepsAHelperAwake) {
+  Health health(Logger(nullptr, "test"), "patience test");
+  HelperCensus census(1024);
+  Worker worker({}, Patience{milliseconds(0), seconds(2)}, &census, &health);
+  std::this_thread::sleep_for(milliseconds(200));
+  EXPECT_EQ(worker.sleeps(), 0u) << "slept before its 2 s of idle patience";
+  EXPECT_TRUE(sleptAtLeast(worker, 1)) << "an idle helper never slept";
+}
+
+// More helpers than cores: nobody retries, however patient, since retrying
+// helpers would take the cores NCCL's progress threads need.
+TEST(HelperPatience, CrowdedHelpersSleepAtOnce) {
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+  Fd mine(fds[0]), peer(fds[1]);
+  Health health(Logger(nullptr, "test"), "patience test");
+  Stream stream(std::move(mine), /*sending=*/false, 0, &health);
+  HelperCensus census(0);  // one helper is already more than the cores
+  Worker worker({&stream}, Patience{seconds(60), seconds(60)}, &census, &health);
+  ASSERT_TRUE(sleptAtLeast(worker, 1, milliseconds(5000))) << "a crowded idle helper kept retrying";
+  std::vector<char> buffer(16);
+  Pending pending;
+  pending.add(1);
+  stream.push(buffer.data(), buffer.size(), &pending);
+  worker.wake();
+  EXPECT_TRUE(sleptAtLeast(worker, 2, milliseconds(5000)))
+      << "a crowded stalled helper kept retrying";
+}
+
 }  // namespace
 }  // namespace ncclnet::socketnet

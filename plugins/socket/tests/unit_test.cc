@@ -341,7 +341,8 @@ TEST(HelperCensus, CountsLiveHelpersAgainstCores) {
   {
     std::vector<std::unique_ptr<Worker>> workers;
     for (int i = 0; i < 3; i++) {
-      workers.push_back(std::make_unique<Worker>(std::vector<Stream*>{}, 50, &census, &health));
+      workers.push_back(
+          std::make_unique<Worker>(std::vector<Stream*>{}, Patience{}, &census, &health));
       EXPECT_EQ(census.threads(), i + 1);
       EXPECT_EQ(census.crowded(), i + 1 > 2);
     }
@@ -349,6 +350,24 @@ TEST(HelperCensus, CountsLiveHelpersAgainstCores) {
   EXPECT_EQ(census.threads(), 0);
   EXPECT_FALSE(census.crowded());
   EXPECT_TRUE(health.ok());
+}
+
+// A comm with automatic thread counts starts one thread per socket while the
+// process's helpers fit its cores, half as many once they would not.
+TEST(HelperCensus, NewCommsStartFewerThreadsOnceTheCoresAreTaken) {
+  HelperCensus census(8);
+  Health health(Logger(nullptr, "test"), "census test");
+  EXPECT_EQ(census.fit(8), 8);
+  EXPECT_EQ(census.fit(1), 1);
+  std::vector<std::unique_ptr<Worker>> workers;
+  for (int i = 0; i < 6; i++) {
+    workers.push_back(
+        std::make_unique<Worker>(std::vector<Stream*>{}, Patience{}, &census, &health));
+  }
+  EXPECT_EQ(census.fit(2), 2);  // 8 threads: still fits
+  EXPECT_EQ(census.fit(8), 4);
+  EXPECT_EQ(census.fit(3), 2);
+  EXPECT_EQ(census.fit(1), 1);  // a comm always gets a thread
 }
 
 // The automatic values are sized for the CPUs the process may use, not for
