@@ -94,7 +94,8 @@ ncclResult_t Config::read(ParamTable& params, int cores, Config* out) {
                        &value, kAuto, kMaxThreads);
   if (res != ncclSuccess) return res;
   if (value == -1) value = kAuto;
-  c.nThreads = value == kAuto ? autoT : static_cast<int>(value);
+  bool threadsSet = value != kAuto;
+  c.nThreads = threadsSet ? static_cast<int>(value) : autoT;
 
   res = params.readInt("NCCL_NSOCKS_PERTHREAD", kAuto,
                        "data sockets per helper thread, 1..64 (threads x sockets <= 64; "
@@ -103,7 +104,7 @@ ncclResult_t Config::read(ParamTable& params, int cores, Config* out) {
   if (res != ncclSuccess) return res;
   if (value == -1 || value == 0) value = kAuto;
   c.nSocksPerThread = value == kAuto ? autoS : static_cast<int>(value);
-  c.threadsAutomatic = c.nThreads == autoT && c.nSocksPerThread == autoS;
+  c.threadsAutomatic = !threadsSet && value == kAuto;
   capThreads(&c.nThreads, &c.nSocksPerThread);
 
   res = params.readInt("NCCL_SOCKET_INLINE", 4096,

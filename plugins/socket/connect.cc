@@ -310,8 +310,10 @@ ncclResult_t Connector::step(std::unique_ptr<SendComm>* out) {
   Fd control = std::move(links_[0].fd);
   std::vector<Fd> data;
   for (size_t i = 1; i < links_.size(); i++) data.push_back(std::move(links_[i].fd));
+  // The listener's count is halved only where it is the automatic one here
+  // too: a count its operator set is kept.
   Shape shape{handle_.nThreads, handle_.minTaskBytes, config_.patience(), config_.helperCensus,
-              config_.threadsAutomatic};
+              config_.threadsAutomatic && handle_.nThreads == config_.nThreads};
   auto core = std::make_unique<CommCore>(std::move(control), std::move(data), shape, true, log_,
                                          "sendComm to " + where_);
   *out =

@@ -22,14 +22,15 @@ namespace ncclnet::socketnet {
 // What both ends of one connection agreed on (the listener's values, carried
 // by the handle).
 struct Shape {
-  int nThreads = 1;         // helper threads on each end
+  int nThreads = 1;         // helper threads asked for on each end (see fitToCores)
   size_t minTaskBytes = 1;  // stripe minimum
   Patience patience;        // this end's helper retries (local: the ends need not agree)
   // This end's count of helper threads (local); shared by the plugin
   // instance's comms.
   std::shared_ptr<HelperCensus> census;
-  // The thread count is the automatic one: this end may start fewer helper
-  // threads than nThreads when the process already runs many (local).
+  // Both ends use the automatic thread count: this end may start fewer
+  // helper threads than nThreads when the plugin instance already runs
+  // many (local: the ends need only agree on sockets).
   bool fitToCores = false;
 };
 

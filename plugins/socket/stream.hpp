@@ -118,8 +118,8 @@ class Worker {
   bool started() const { return thread_.joinable(); }
   // How often the thread went to sleep in poll() (tests watch the spin rule).
   unsigned long sleeps() const { return sleeps_.load(std::memory_order_relaxed); }
-  // Call after queueing work: wakes the thread only if it sleeps (a spinning
-  // thread finds the work by itself, so most pushes cost no system call).
+  // Call after queueing work: wakes the thread only if it sleeps (a thread
+  // still retrying finds the work by itself, without a system call).
   void wake();
 
  private:

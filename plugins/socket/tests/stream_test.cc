@@ -176,19 +176,22 @@ TEST(HelperPatience, IdleHelpersSleepStalledOnesRetryFirst) {
   Health health(Logger(nullptr, "test"), "patience test");
   Stream stream(std::move(mine), /*sending=*/false, 0, &health);
   HelperCensus census(1024);
-  Worker worker({&stream}, Patience{seconds(2), milliseconds(0)}, &census, &health);
-  // Well before the 2 s a stalled helper would wait.
-  ASSERT_TRUE(sleptAtLeast(worker, 1, milliseconds(1000)))
-      << "an idle helper did not sleep at once";
+  Worker worker({&stream}, Patience{seconds(1), milliseconds(0)}, &census, &health);
+  // Well before the 1 s a stalled helper would wait.
+  ASSERT_TRUE(sleptAtLeast(worker, 1, milliseconds(500))) << "an idle helper did not sleep at once";
 
   std::vector<char> buffer(1024, 0);
   Pending pending;
   pending.add(1);
   stream.push(buffer.data(), buffer.size(), &pending);
   worker.wake();  // nothing to read yet: the stripe stalls
+  // Counted once the helper is retrying (a sleeping helper also counts a
+  // sleep each time its poll() bound of 500 ms passes).
+  std::this_thread::sleep_for(milliseconds(20));
+  unsigned long before = worker.sleeps();
   std::this_thread::sleep_for(milliseconds(200));
-  EXPECT_EQ(worker.sleeps(), 1u) << "a stalled helper slept before its 2 s of retrying";
-  ASSERT_TRUE(sleptAtLeast(worker, 2)) << "a stalled helper retried past its patience";
+  EXPECT_EQ(worker.sleeps(), before) << "a stalled helper slept before its 1 s of retrying";
+  ASSERT_TRUE(sleptAtLeast(worker, before + 1)) << "a stalled helper retried past its patience";
 
   std::vector<char> bytes(buffer.size(), 'y');
   ASSERT_EQ(::send(peer.get(), bytes.data(), bytes.size(), 0), ssize_t(bytes.size()));
@@ -227,7 +230,10 @@ TEST(HelperPatience, CrowdedHelpersSleepAtOnce) {
   pending.add(1);
   stream.push(buffer.data(), buffer.size(), &pending);
   worker.wake();
-  EXPECT_TRUE(sleptAtLeast(worker, 2, milliseconds(5000)))
+  std::this_thread::sleep_for(milliseconds(20));  // the stripe has stalled
+  unsigned long before = worker.sleeps();
+  // A retrying helper would not sleep for 60 s.
+  EXPECT_TRUE(sleptAtLeast(worker, before + 1, milliseconds(5000)))
       << "a crowded stalled helper kept retrying";
 }
 

@@ -232,6 +232,26 @@ TEST(Config, CapsFollowNccl) {
   }
 }
 
+// Only counts nobody set may be halved for a crowded process: an operator's
+// NCCL_SOCKET_NTHREADS is kept even when it equals the automatic value.
+TEST(Config, OnlyAutomaticThreadCountsMayShrink) {
+  auto automatic = [](const char* threads, const char* socks) {
+    if (threads != nullptr) setenv("NCCL_SOCKET_NTHREADS", threads, 1);
+    if (socks != nullptr) setenv("NCCL_NSOCKS_PERTHREAD", socks, 1);
+    ParamTable params(Logger(nullptr, "test"));
+    Config c;
+    EXPECT_EQ(Config::read(params, 32, &c), ncclSuccess);
+    unsetenv("NCCL_SOCKET_NTHREADS");
+    unsetenv("NCCL_NSOCKS_PERTHREAD");
+    EXPECT_EQ(c.nThreads, threads == nullptr || std::atoi(threads) < 0 ? 8 : std::atoi(threads));
+    return c.threadsAutomatic;
+  };
+  EXPECT_TRUE(automatic(nullptr, nullptr));
+  EXPECT_TRUE(automatic("-2", "-1"));
+  EXPECT_FALSE(automatic("8", nullptr));  // the automatic value, but set
+  EXPECT_FALSE(automatic(nullptr, "1"));
+}
+
 // UNPACK mode is taken only where NCCL will unpack every step: with
 // NCCL_PROTO leaving SIMPLE alone; otherwise one warning and host mode.
 TEST(Config, UnpackNeedsSimpleOnly) {
