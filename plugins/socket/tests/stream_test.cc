@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -36,6 +37,20 @@ void holdingLogger(ncclDebugLogLevel, unsigned long, const char*, int, const cha
 }
 
 constexpr auto kBound = std::chrono::seconds(30);
+
+// A stream on one end of a socketpair; the test plays the peer on the other.
+struct StreamOnSocketpair {
+  Health health{Logger(nullptr, "test"), "stream test"};
+  Fd peer;
+  std::unique_ptr<Stream> stream;
+
+  explicit StreamOnSocketpair(bool sending) {
+    int fds[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) return;
+    peer = Fd(fds[1]);
+    stream = std::make_unique<Stream>(Fd(fds[0]), sending, 0, &health);
+  }
+};
 
 // NCCL's one progress thread queues every comm's stripes. If queueing had
 // to wait for a helper that is busy on the socket (copying a 128 KiB stripe
@@ -134,12 +149,10 @@ TEST(StreamQueue, TasksQueuedWhileTheDriverSendsArriveInOrder) {
 // Once the comm failed (on any socket), a stream moves nothing more: test()
 // has reported the error for every request, so NCCL may free their buffers.
 TEST(StreamQueue, NothingMovesOnceTheCommFailed) {
-  int fds[2];
-  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
-  Fd mine(fds[0]), peer(fds[1]);
-  Health health(Logger(nullptr, "test"), "stream test");
-  Stream stream(std::move(mine), /*sending=*/true, 0, &health);
-  health.fail(ncclRemoteError, "another data socket of the comm was closed");
+  StreamOnSocketpair pair(/*sending=*/true);
+  ASSERT_NE(pair.stream, nullptr);
+  Stream& stream = *pair.stream;
+  pair.health.fail(ncclRemoteError, "another data socket of the comm was closed");
   std::vector<char> bytes(4096, 'x');
   Pending p;
   p.add(1);
@@ -148,7 +161,7 @@ TEST(StreamQueue, NothingMovesOnceTheCommFailed) {
   EXPECT_EQ(stream.progress(&moved), Stream::State::Idle);
   EXPECT_FALSE(moved);
   char c;
-  EXPECT_EQ(::recv(peer.get(), &c, 1, MSG_DONTWAIT), -1) << "a byte left after the failure";
+  EXPECT_EQ(::recv(pair.peer.get(), &c, 1, MSG_DONTWAIT), -1) << "a byte left after the failure";
   EXPECT_FALSE(p.drained());  // the request reports the comm's error instead
 }
 
@@ -170,13 +183,11 @@ using std::chrono::seconds;
 // since its bytes are on the way, and sleeps only after its patience, then
 // wakes when the socket has them.
 TEST(HelperPatience, IdleHelpersSleepStalledOnesRetryFirst) {
-  int fds[2];
-  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
-  Fd mine(fds[0]), peer(fds[1]);
-  Health health(Logger(nullptr, "test"), "patience test");
-  Stream stream(std::move(mine), /*sending=*/false, 0, &health);
+  StreamOnSocketpair pair(/*sending=*/false);
+  ASSERT_NE(pair.stream, nullptr);
+  Stream& stream = *pair.stream;
   HelperCensus census(1024);
-  Worker worker({&stream}, Patience{seconds(1), milliseconds(0)}, &census, &health);
+  Worker worker({&stream}, Patience{seconds(1), milliseconds(0)}, &census, &pair.health);
   // Well before the 1 s a stalled helper would wait.
   ASSERT_TRUE(sleptAtLeast(worker, 1, milliseconds(500))) << "an idle helper did not sleep at once";
 
@@ -194,14 +205,14 @@ TEST(HelperPatience, IdleHelpersSleepStalledOnesRetryFirst) {
   ASSERT_TRUE(sleptAtLeast(worker, before + 1)) << "a stalled helper retried past its patience";
 
   std::vector<char> bytes(buffer.size(), 'y');
-  ASSERT_EQ(::send(peer.get(), bytes.data(), bytes.size(), 0), ssize_t(bytes.size()));
+  ASSERT_EQ(::send(pair.peer.get(), bytes.data(), bytes.size(), 0), ssize_t(bytes.size()));
   auto deadline = std::chrono::steady_clock::now() + kBound;
   while (!pending.drained() && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(milliseconds(1));
   }
   EXPECT_TRUE(pending.drained()) << "the sleeping helper missed the bytes";
   EXPECT_TRUE(buffer == bytes);
-  EXPECT_TRUE(health.ok());
+  EXPECT_TRUE(pair.health.ok());
 }
 
 // NCCLNET_SOCKET_IDLE_SPIN_US: an idle helper may look for work a while.
@@ -217,13 +228,11 @@ TEST(HelperPatience, IdlePatienceKeepsAHelperAwake) {
 // More helpers than cores: nobody retries, however patient, since retrying
 // helpers would take the cores NCCL's progress threads need.
 TEST(HelperPatience, CrowdedHelpersSleepAtOnce) {
-  int fds[2];
-  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
-  Fd mine(fds[0]), peer(fds[1]);
-  Health health(Logger(nullptr, "test"), "patience test");
-  Stream stream(std::move(mine), /*sending=*/false, 0, &health);
+  StreamOnSocketpair pair(/*sending=*/false);
+  ASSERT_NE(pair.stream, nullptr);
+  Stream& stream = *pair.stream;
   HelperCensus census(0);  // one helper is already more than the cores
-  Worker worker({&stream}, Patience{seconds(60), seconds(60)}, &census, &health);
+  Worker worker({&stream}, Patience{seconds(60), seconds(60)}, &census, &pair.health);
   ASSERT_TRUE(sleptAtLeast(worker, 1, milliseconds(5000))) << "a crowded idle helper kept retrying";
   std::vector<char> buffer(16);
   Pending pending;
