@@ -23,17 +23,18 @@ void autoThreads(int cores, int* nThreads, int* nSocksPerThread) {
   // thread spins in test() and would compete with it, so the progress thread
   // moves the data itself over one socket (on 2 cores this matched raw TCP,
   // where 2 sockets or a helper thread lost 10-40%: docs/performance.md).
-  // From 8 cores on, one socket per 4 cores (at most 8), each with a thread
-  // of its own: on loopback the sending thread's send() also runs the
-  // receiving end's TCP work, so a thread that served two sockets in turn
-  // halved a message's parallelism (8 x 1 against 4 x 2 on 32 cores: 1.00x
-  // against 0.93x NCCL's best tuned Socket). Idle helpers sleep, so the
-  // extra threads cost nothing between messages.
+  // From 8 cores on, one socket per 10 cores, 1 to 4, each with a thread of
+  // its own. One thread per socket: on loopback the sending thread's send()
+  // also runs the receiving end's TCP work, so a thread serving two sockets
+  // in turn halves a message's parallelism. Few threads: helpers stay awake
+  // between messages (autoIdleSpinUs), and a rank has 4 comms on NCCL's 2
+  // channels per NIC; on 32 cores with 2 ranks, 3 threads per comm led NCCL's
+  // best tuned Socket by 1.10x, 2 by 1.08x, 4 by 1.02-1.04x, 1 trailed it.
   if (cores < 8) {
     *nThreads = 0;
     *nSocksPerThread = 1;
   } else {
-    *nThreads = std::min(cores / 4, 8);
+    *nThreads = std::clamp(cores / 10, 1, 4);
     *nSocksPerThread = 1;
   }
 }
@@ -57,6 +58,16 @@ int autoSpinUs(int cores) {
   // starve the progress thread (measured: 10x slower), so there they sleep
   // at once.
   return cores < 8 ? 0 : 2000;
+}
+
+int autoIdleSpinUs(int cores) {
+  // NCCL hands each comm a message every 200 us or so during a collective;
+  // a helper that sleeps in between is woken for every stripe, 15-25 us on
+  // the GPU host, and a message waits for its slowest stripe. 1 ms keeps
+  // helpers awake through a collective and lets them sleep soon after it
+  // (2 threads per comm: 1.08x NCCL's best tuned Socket with it, 1.00x
+  // without). Below 8 cores helpers have no core to spare.
+  return cores < 8 ? 0 : 1000;
 }
 
 void capThreads(int* nThreads, int* nSocksPerThread) {
@@ -156,13 +167,15 @@ ncclResult_t Config::read(ParamTable& params, int cores, Config* out) {
   if (res != ncclSuccess) return res;
   c.spinUs = value < 0 ? autoSpinUs(cores) : static_cast<int>(value);
 
-  res = params.readInt("NCCLNET_SOCKET_IDLE_SPIN_US", 0,
+  res = params.readInt("NCCLNET_SOCKET_IDLE_SPIN_US", kAuto,
                        "a helper thread with nothing queued looks for new stripes this many "
                        "microseconds before it sleeps, 0..10000 (0: it sleeps at once and "
-                       "costs no CPU between messages)",
-                       &value, 0, 10000);
+                       "costs no CPU between messages; -2: automatic, 0 below 8 cores, else "
+                       "1000); none while the plugin runs more helper threads than there are "
+                       "cores",
+                       &value, kAuto, 10000);
   if (res != ncclSuccess) return res;
-  c.idleSpinUs = static_cast<int>(value);
+  c.idleSpinUs = value < 0 ? autoIdleSpinUs(cores) : static_cast<int>(value);
 
   res = params.readInt("NCCLNET_SOCKET_UNPACK", 0,
                        "1: offer NCCL's UNPACK device handle on receive comms (payload lands in "

@@ -66,6 +66,9 @@ int usableCores();
 // The automatic NCCLNET_SOCKET_SPIN_US for `cores` CPUs.
 int autoSpinUs(int cores);
 
+// The automatic NCCLNET_SOCKET_IDLE_SPIN_US for `cores` CPUs.
+int autoIdleSpinUs(int cores);
+
 // Applies NCCL's caps: threads <= 16, threads x sockets <= 64 (sockets per
 // thread shrink first, as NCCL does).
 void capThreads(int* nThreads, int* nSocksPerThread);

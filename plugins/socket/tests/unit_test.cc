@@ -229,6 +229,23 @@ TEST(Config, CapsFollowNccl) {
     EXPECT_LE(std::max(threads, 1) * socks, kMaxStreams);
     // Helpers spin only where the automatic choice gives them cores.
     EXPECT_EQ(autoSpinUs(cores) > 0, threads > 0);
+    EXPECT_EQ(autoIdleSpinUs(cores) > 0, threads > 0);
+  }
+}
+
+// The documented automatic shape: no helper below 8 cores, then one thread
+// per 10 cores, 1 to 4, each with one socket, awake between messages.
+TEST(Config, AutomaticShapeFollowsTheCores) {
+  struct Row {
+    int cores, threads;
+  };
+  for (Row row : {Row{2, 0}, Row{7, 0}, Row{8, 1}, Row{19, 1}, Row{20, 2}, Row{32, 3}, Row{40, 4},
+                  Row{256, 4}}) {
+    int threads = -1, socks = -1;
+    autoThreads(row.cores, &threads, &socks);
+    EXPECT_EQ(threads, row.threads) << row.cores << " cores";
+    EXPECT_EQ(socks, 1) << row.cores << " cores";
+    EXPECT_EQ(autoIdleSpinUs(row.cores), row.threads > 0 ? 1000 : 0) << row.cores << " cores";
   }
 }
 
@@ -243,12 +260,15 @@ TEST(Config, OnlyAutomaticThreadCountsMayShrink) {
     EXPECT_EQ(Config::read(params, 32, &c), ncclSuccess);
     unsetenv("NCCL_SOCKET_NTHREADS");
     unsetenv("NCCL_NSOCKS_PERTHREAD");
-    EXPECT_EQ(c.nThreads, threads == nullptr || std::atoi(threads) < 0 ? 8 : std::atoi(threads));
+    int autoT = 0, autoS = 0;
+    autoThreads(32, &autoT, &autoS);
+    EXPECT_EQ(c.nThreads,
+              threads == nullptr || std::atoi(threads) < 0 ? autoT : std::atoi(threads));
     return c.threadsAutomatic;
   };
   EXPECT_TRUE(automatic(nullptr, nullptr));
   EXPECT_TRUE(automatic("-2", "-1"));
-  EXPECT_FALSE(automatic("8", nullptr));  // the automatic value, but set
+  EXPECT_FALSE(automatic("3", nullptr));  // the automatic value on 32 cores, but set
   EXPECT_FALSE(automatic(nullptr, "1"));
 }
 
