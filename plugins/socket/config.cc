@@ -29,7 +29,7 @@ void autoThreads(int cores, int* nThreads, int* nSocksPerThread) {
   // in turn halves a message's parallelism. Few threads: helpers stay awake
   // between messages (autoIdleSpinUs), and a rank has 4 comms on NCCL's 2
   // channels per NIC; on 32 cores with 2 ranks, 3 threads per comm led NCCL's
-  // best tuned Socket by 1.10x, 2 by 1.08x, 4 by 1.02-1.04x, 1 trailed it.
+  // best tuned Socket by 1.10x, 2 by 1.08x, 4 by 1.02x, 1 trailed it.
   if (cores < 8) {
     *nThreads = 0;
     *nSocksPerThread = 1;
@@ -158,19 +158,20 @@ ncclResult_t Config::read(ParamTable& params, int cores, Config* out) {
   if (res != ncclSuccess) return res;
   c.socketBufferBytes = static_cast<int>(value);
 
-  res = params.readInt("NCCLNET_SOCKET_SPIN_US", kAuto,
-                       "a helper thread whose stripe stalls (its socket full, or empty while "
-                       "bytes are due) retries this many microseconds before it sleeps in "
-                       "poll(), 0..10000 (-2: automatic, 0 below 8 cores, else 2000); none while "
-                       "the plugin runs more helper threads than there are cores",
-                       &value, kAuto, 10000);
+  res = params.readInt(
+      "NCCLNET_SOCKET_SPIN_US", kAuto,
+      "a helper thread whose stripe stalls (its socket full, or empty while "
+      "bytes are due) retries this many microseconds before it sleeps in "
+      "poll(), 0..10000 (-1 or -2: automatic, 0 below 8 cores, else 2000); none while "
+      "the plugin runs more helper threads than there are cores",
+      &value, kAuto, 10000);
   if (res != ncclSuccess) return res;
   c.spinUs = value < 0 ? autoSpinUs(cores) : static_cast<int>(value);
 
   res = params.readInt("NCCLNET_SOCKET_IDLE_SPIN_US", kAuto,
                        "a helper thread with nothing queued looks for new stripes this many "
                        "microseconds before it sleeps, 0..10000 (0: it sleeps at once and "
-                       "costs no CPU between messages; -2: automatic, 0 below 8 cores, else "
+                       "costs no CPU between messages; -1 or -2: automatic, 0 below 8 cores, else "
                        "1000); none while the plugin runs more helper threads than there are "
                        "cores",
                        &value, kAuto, 10000);
@@ -218,7 +219,11 @@ ncclResult_t Config::read(ParamTable& params, int cores, Config* out) {
     }
   }
 
-  c.helperCensus = std::make_shared<HelperCensus>(cores);
+  // The machine's CPUs, not the process's: the runnable count is the machine's.
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  c.helperCensus = std::make_shared<HelperCensus>(
+      cores, std::make_unique<MachineLoad>("/proc/loadavg",
+                                           online > 0 ? static_cast<int>(online) : cores));
 
   res = params.readInt("NCCLNET_SOCKET_TIMELINE", 0,
                        "1: each comm logs, when it closes, how long its messages waited for the "

@@ -135,39 +135,46 @@ bool Worker::driveAll(std::vector<Stream*>* pending) {
 void Worker::run() {
   // Retrying finds new bytes (and new work) without a wake-up system call;
   // the yield keeps a retrying helper from holding a core others wait for.
-  // By default only stalled stripes are retried, NCCL's own rule for its
-  // socket threads: on the GPU host, retrying idle helpers as well gained
-  // nothing and kept a core per helper busy between messages
-  // (docs/performance.md).
+  // A stalled stripe's bytes are on the way, so it is retried for the
+  // stalled patience; a helper with nothing queued looks for the next
+  // stripe for the idle patience (from 8 cores, 1 ms: NCCL hands a comm a
+  // message every 200 us or so during a collective, and a helper woken for
+  // each one made few threads per comm pay nothing: docs/performance.md).
   using Clock = std::chrono::steady_clock;
   std::vector<Stream*> pending;
   pending.reserve(streams_.size());
   Clock::time_point waitingSince = Clock::now();
   bool stalled = false;
+  // False once a sleep ran out its bound with nothing to do: the helper then
+  // sleeps again at once rather than retrying its patience every 500 ms.
+  bool patient = true;
   while (!stop_.load(std::memory_order_acquire)) {
     // Acquire: this pass sees every task whose wake() came before.
     state_.fetch_and(~kNotified, std::memory_order_acq_rel);
     bool moved = driveAll(&pending);
     // A wait starts afresh when bytes move and when the helper goes from
     // idle to stalled or back, so each kind gets its own patience.
-    if (moved || stalled != !pending.empty()) waitingSince = Clock::now();
+    if (moved || stalled != !pending.empty()) {
+      waitingSince = Clock::now();
+      patient = true;
+    }
     stalled = !pending.empty();
     if (moved) continue;
     auto patience = stalled ? patience_.stalled : patience_.idle;
-    if (Clock::now() - waitingSince < patience && !census_->crowded()) {
+    if (patient && Clock::now() - waitingSince < patience && !census_->crowded()) {
       sched_yield();
     } else {
-      sleep(pending);
+      patient = sleep(pending);
       waitingSince = Clock::now();
     }
   }
 }
 
-void Worker::sleep(const std::vector<Stream*>& pending) {
+bool Worker::sleep(const std::vector<Stream*>& pending) {
   if (state_.fetch_or(kSleeping, std::memory_order_acq_rel) & kNotified) {
     // Work was queued after the last pass began: drive it instead.
     state_.fetch_and(~kSleeping, std::memory_order_acq_rel);
-    return;
+    return true;
   }
   sleeps_.fetch_add(1, std::memory_order_relaxed);
   std::vector<pollfd> fds(1, pollfd{wakeFd_.get(), POLLIN, 0});
@@ -180,13 +187,14 @@ void Worker::sleep(const std::vector<Stream*>& pending) {
   if (n < 0 && errno != EINTR) {
     health_->fail(ncclSystemError, "helper thread poll failed: %s", std::strerror(errno));
     stop_.store(true, std::memory_order_release);
-    return;
+    return false;
   }
   if (fds[0].revents & POLLIN) {
     uint64_t count;
     ssize_t ignored = ::read(wakeFd_.get(), &count, sizeof(count));
     (void)ignored;
   }
+  return n > 0;
 }
 
 }  // namespace ncclnet::socketnet

@@ -6,12 +6,14 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
 
 #include "fd.hpp"
 #include "health.hpp"
+#include "machine_load.hpp"
 #include "timeline.hpp"
 
 namespace ncclnet::socketnet {
@@ -71,32 +73,41 @@ class Stream {
 // Spinning pays while every helper can have a core of its own; once they
 // outnumber the cores, spinning helpers take the cores NCCL's progress
 // threads need (docs/performance.md: 128 helpers on 32 cores, 8 channels:
-// 0.70x NCCL's Socket with spinning, 0.92x without).
+// 0.70x NCCL's Socket with spinning, 0.92x without). The process is not
+// the whole story where every rank is a process of its own: with a
+// `machine`, helpers are also crowded while the machine has more runnable
+// threads than CPUs.
 class HelperCensus {
  public:
-  explicit HelperCensus(int cores) : cores_(cores) {}
+  explicit HelperCensus(int cores, std::unique_ptr<MachineLoad> machine = nullptr)
+      : cores_(cores), machine_(std::move(machine)) {}
   void join() { threads_.fetch_add(1, std::memory_order_relaxed); }
   void leave() { threads_.fetch_sub(1, std::memory_order_relaxed); }
   int threads() const { return threads_.load(std::memory_order_relaxed); }
-  bool crowded() const { return threads() > cores_; }
+  bool crowded() { return threads() > cores_ || (machine_ && machine_->busy()); }
   // The helper threads a new comm should start when it would like `wanted`:
   // all of them while they fit the cores, else half (each then drives two
-  // sockets). With many comms (8 channels: 16 per rank), one thread per
-  // socket starts 128 helpers per rank on 32 cores (one session: 0.89x
-  // NCCL's best tuned Socket, against 1.04x with two sockets per thread).
+  // sockets; threads take the sockets in turn). With many comms (8
+  // channels: 16 per rank) and 8 threads per comm, an earlier default, one
+  // thread per socket started 128 helpers per rank on 32 cores
+  // (0.89x NCCL's best tuned Socket, against 1.04x with two sockets per
+  // thread).
   int fit(int wanted) const {
     return wanted > 1 && threads() + wanted > cores_ ? (wanted + 1) / 2 : wanted;
   }
 
  private:
   const int cores_;
+  std::unique_ptr<MachineLoad> machine_;
   std::atomic<int> threads_{0};
 };
 
 // How long a helper keeps retrying before it sleeps in poll(). A stalled
 // stripe (its socket full or empty while bytes remain) is worth retrying:
 // its data is on the way, and a wake-up from poll() costs 20 us and more on
-// a many-core host. An idle helper has no such promise, so by default it
+// a many-core host. An idle helper has no such promise, but during a
+// collective the next message comes within a few hundred microseconds, so
+// from 8 cores it looks for one for 1 ms; with an idle patience of 0 it
 // sleeps at once and costs no CPU between messages.
 struct Patience {
   std::chrono::microseconds stalled{0};
@@ -129,8 +140,9 @@ class Worker {
   bool driveAll(std::vector<Stream*>* pending);
   // Sleeps in poll() until one of `pending` is ready, new work arrives, or
   // the shutdown bound passes; returns at once if work arrived since the
-  // last pass.
-  void sleep(const std::vector<Stream*>& pending);
+  // last pass. False when the bound passed (or a signal came) with nothing
+  // to do.
+  bool sleep(const std::vector<Stream*>& pending);
   void interrupt();
 
   std::vector<Stream*> streams_;

@@ -222,7 +222,12 @@ TEST(HelperPatience, IdlePatienceKeepsAHelperAwake) {
   Worker worker({}, Patience{milliseconds(0), seconds(2)}, &census, &health);
   std::this_thread::sleep_for(milliseconds(200));
   EXPECT_EQ(worker.sleeps(), 0u) << "slept before its 2 s of idle patience";
-  EXPECT_TRUE(sleptAtLeast(worker, 1)) << "an idle helper never slept";
+  ASSERT_TRUE(sleptAtLeast(worker, 1)) << "an idle helper never slept";
+  // Once asleep with nothing to do, it stays asleep: when poll()'s 500 ms
+  // bound passes it sleeps again at once, where another 2 s of looking for
+  // work would put the next sleep 2.5 s away.
+  EXPECT_TRUE(sleptAtLeast(worker, 2, milliseconds(1500)))
+      << "a helper whose sleep ran out retried its idle patience again";
 }
 
 // More helpers than cores: nobody retries, however patient, since retrying

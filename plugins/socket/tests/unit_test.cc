@@ -249,6 +249,28 @@ TEST(Config, AutomaticShapeFollowsTheCores) {
   }
 }
 
+// NCCLNET_SOCKET_IDLE_SPIN_US: unset, -1 and -2 take the automatic value
+// for the cores; an explicit value, 0 included, is kept.
+TEST(Config, IdlePatienceIsAutomaticUnlessSet) {
+  auto idleSpin = [](const char* value, int cores) {
+    if (value != nullptr) setenv("NCCLNET_SOCKET_IDLE_SPIN_US", value, 1);
+    ParamTable params(Logger(nullptr, "test"));
+    Config c;
+    EXPECT_EQ(Config::read(params, cores, &c), ncclSuccess);
+    unsetenv("NCCLNET_SOCKET_IDLE_SPIN_US");
+    return c.idleSpinUs;
+  };
+  for (int cores : {2, 32}) {
+    int automatic = autoIdleSpinUs(cores);
+    EXPECT_EQ(idleSpin(nullptr, cores), automatic) << cores << " cores";
+    EXPECT_EQ(idleSpin("-1", cores), automatic) << cores << " cores";
+    EXPECT_EQ(idleSpin("-2", cores), automatic) << cores << " cores";
+    EXPECT_EQ(idleSpin("0", cores), 0) << cores << " cores";
+    EXPECT_EQ(idleSpin("250", cores), 250) << cores << " cores";
+  }
+  EXPECT_EQ(autoIdleSpinUs(32), 1000);
+}
+
 // Only counts nobody set may be halved for a crowded process: an operator's
 // NCCL_SOCKET_NTHREADS is kept even when it equals the automatic value.
 TEST(Config, OnlyAutomaticThreadCountsMayShrink) {

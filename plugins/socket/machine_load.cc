@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+// sdk-socket: the machine's runnable-thread count, from /proc/loadavg.
+#include "machine_load.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "timeline.hpp"
+
+namespace ncclnet::socketnet {
+
+int runnableThreads(const char* line) {
+  double load1 = 0, load5 = 0, load15 = 0;
+  int running = 0, total = 0;
+  if (std::sscanf(line, "%lf %lf %lf %d/%d", &load1, &load5, &load15, &running, &total) != 5) {
+    return -1;
+  }
+  return running;
+}
+
+MachineLoad::MachineLoad(const std::string& path, int cpus)
+    : file_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)),
+      cpus_(cpus),
+      readAtNs_(steadyNowNs() - kRefreshNs) {}
+
+bool MachineLoad::busy() {
+  if (!file_.valid()) return false;
+  int64_t now = steadyNowNs();
+  int64_t last = readAtNs_.load(std::memory_order_relaxed);
+  // One caller per period reads; the others keep the last answer.
+  if (now - last >= kRefreshNs &&
+      readAtNs_.compare_exchange_strong(last, now, std::memory_order_relaxed)) {
+    busy_.store(read(), std::memory_order_relaxed);
+  }
+  return busy_.load(std::memory_order_relaxed);
+}
+
+bool MachineLoad::read() {
+  char line[128];
+  ssize_t n = ::pread(file_.get(), line, sizeof(line) - 1, 0);
+  if (n <= 0) return false;
+  line[n] = '\0';
+  // The count includes the thread reading it.
+  return runnableThreads(line) > cpus_;
+}
+
+}  // namespace ncclnet::socketnet
