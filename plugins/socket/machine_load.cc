@@ -42,8 +42,12 @@ bool MachineLoad::read() {
   ssize_t n = ::pread(file_.get(), line, sizeof(line) - 1, 0);
   if (n <= 0) return false;
   line[n] = '\0';
-  // The count includes the thread reading it.
-  return runnableThreads(line) > cpus_;
+  // The count includes the thread reading it, and NCCL's own threads run
+  // next to the helpers: on the GPU host, 2 ranks on 2 channels in one
+  // process peaked at 35 runnable threads on 32 CPUs. Half again as many
+  // threads as CPUs is oversubscription no helper should add to (ranks in
+  // processes of their own, each sure the cores are all its own).
+  return runnableThreads(line) > cpus_ + cpus_ / 2;
 }
 
 }  // namespace ncclnet::socketnet

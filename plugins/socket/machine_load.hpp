@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// sdk-socket: whether the whole machine has more threads ready to run than
-// CPUs. Helper threads retry (spin) only while it does not: the helper
+// sdk-socket: whether the whole machine has far more threads ready to run
+// than CPUs. Helper threads retry (spin) only while it does not: the helper
 // census counts one process, and on a node where every rank is its own
 // process, each sees all cores as its own.
 #pragma once
@@ -21,7 +21,7 @@ class MachineLoad {
   // only ever stops spinning.
   MachineLoad(const std::string& path, int cpus);
 
-  // True while more threads are runnable than there are CPUs. Any thread
+  // True while more than 1.5 threads per CPU are runnable. Any thread
   // may call it; the file is read at most once per kRefreshNs, by whichever
   // caller finds the last reading stale.
   bool busy();

@@ -75,8 +75,8 @@ class Stream {
 // threads need (docs/performance.md: 128 helpers on 32 cores, 8 channels:
 // 0.70x NCCL's Socket with spinning, 0.92x without). The process is not
 // the whole story where every rank is a process of its own: with a
-// `machine`, helpers are also crowded while the machine has more runnable
-// threads than CPUs.
+// `machine`, helpers are also crowded while the machine has half again as
+// many runnable threads as CPUs.
 class HelperCensus {
  public:
   explicit HelperCensus(int cores, std::unique_ptr<MachineLoad> machine = nullptr)

@@ -54,14 +54,14 @@ TEST(MachineLoad, ReadsTheRunnableCount) {
   EXPECT_EQ(runnableThreads(""), -1);
 }
 
-TEST(MachineLoad, BusyWhileMoreThreadsAreRunnableThanCpus) {
+TEST(MachineLoad, BusyWhileHalfAgainAsManyThreadsAreRunnableAsCpus) {
   LoadFile file;
   ASSERT_FALSE(file.path().empty());
-  file.write("4.00 4.00 4.00 5/300 1000\n");
+  file.write("4.00 4.00 4.00 7/300 1000\n");
   MachineLoad four(file.path(), 4);
   MachineLoad five(file.path(), 5);
-  EXPECT_TRUE(four.busy());
-  EXPECT_FALSE(five.busy());  // 5 runnable on 5 CPUs: each has one
+  EXPECT_TRUE(four.busy());   // 7 > 4 + 2
+  EXPECT_FALSE(five.busy());  // 7 = 5 + 2: NCCL's threads next to the helpers
 
   file.write("1.00 1.00 1.00 1/300 1000\n");
   // The last reading stands until it is a refresh period old.
@@ -89,13 +89,13 @@ TEST(MachineLoad, ProcLoadavgCountsTheReader) {
   EXPECT_GE(runnableThreads(line), 1) << line;
 }
 
-// A helper on a machine with more runnable threads than CPUs sleeps at once,
+// A helper on a machine with 1.5 runnable threads per CPU sleeps at once,
 // however patient, even though its own process has few helpers: the other
 // ranks' processes need those cores.
 TEST(HelperPatience, HelpersSleepAtOnceOnABusyMachine) {
   LoadFile file;
   ASSERT_FALSE(file.path().empty());
-  file.write("64.00 64.00 64.00 65/900 1000\n");
+  file.write("64.00 64.00 64.00 97/900 1000\n");
   int fds[2];
   ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
   Fd peer(fds[1]);
