@@ -163,7 +163,8 @@ ncclResult_t Config::read(ParamTable& params, int cores, Config* out) {
       "a helper thread whose stripe stalls (its socket full, or empty while "
       "bytes are due) retries this many microseconds before it sleeps in "
       "poll(), 0..10000 (-1 or -2: automatic, 0 below 8 cores, else 2000); none while "
-      "the plugin runs more helper threads than there are cores",
+      "the plugin runs more helper threads than there are cores or the machine more than "
+      "1.5 runnable threads per CPU",
       &value, kAuto, 10000);
   if (res != ncclSuccess) return res;
   c.spinUs = value < 0 ? autoSpinUs(cores) : static_cast<int>(value);
@@ -172,8 +173,7 @@ ncclResult_t Config::read(ParamTable& params, int cores, Config* out) {
                        "a helper thread with nothing queued looks for new stripes this many "
                        "microseconds before it sleeps, 0..10000 (0: it sleeps at once and "
                        "costs no CPU between messages; -1 or -2: automatic, 0 below 8 cores, else "
-                       "1000); none while the plugin runs more helper threads than there are "
-                       "cores",
+                       "1000); none where the stalled retry is off for crowding",
                        &value, kAuto, 10000);
   if (res != ncclSuccess) return res;
   c.idleSpinUs = value < 0 ? autoIdleSpinUs(cores) : static_cast<int>(value);

@@ -98,8 +98,9 @@ ncclResult_t ListenComm::accept(std::unique_ptr<RecvComm>* out) {
                 config_.threadsAutomatic};
     auto core = std::make_unique<CommCore>(std::move(control), std::move(data), shape, false, log_,
                                            "recvComm from " + g.peer);
-    NCCLNET_INFO(log_, NCCL_NET, "accepted a connection from %s on %s (%d data sockets)",
-                 g.peer.c_str(), where_.c_str(), expected - 1);
+    NCCLNET_INFO(log_, NCCL_NET,
+                 "accepted a connection from %s on %s (%d data sockets, %d helper threads)",
+                 g.peer.c_str(), where_.c_str(), expected - 1, core->helperThreads());
     groups_.erase(it);
     *out = std::make_unique<RecvComm>(std::move(core), config_.timelineOptions());
     return ncclSuccess;
@@ -316,10 +317,11 @@ ncclResult_t Connector::step(std::unique_ptr<SendComm>* out) {
               config_.threadsAutomatic && handle_.nThreads == config_.nThreads};
   auto core = std::make_unique<CommCore>(std::move(control), std::move(data), shape, true, log_,
                                          "sendComm to " + where_);
+  int threads = core->helperThreads();
   *out =
       std::make_unique<SendComm>(std::move(core), config_.inlineBytes, config_.timelineOptions());
   NCCLNET_INFO(log_, NCCL_NET, "connected to %s (%zu data sockets, %d helper threads)",
-               where_.c_str(), links_.size() - 1, handle_.nThreads);
+               where_.c_str(), links_.size() - 1, threads);
   return ncclSuccess;
 }
 

@@ -95,6 +95,10 @@ class CommCore {
   // be sent.
   bool progressesWithoutCaller() const { return !workers_.empty() && txHead_ == tx_.size(); }
 
+  // The helper threads this comm started: the agreed count, or half of it
+  // when the process's helpers already filled its cores.
+  int helperThreads() const { return static_cast<int>(workers_.size()); }
+
  private:
   Shape shape_;
   Health health_;
