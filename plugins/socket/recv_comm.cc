@@ -127,6 +127,7 @@ ncclResult_t RecvComm::consumed(void* request) {
   // returns the comm and never changes, so no lock is needed to read it.
   if (!unpack_) return ncclSuccess;
   std::lock_guard<std::mutex> lock(core_->mutex());
+  CallClock clock(timeline_);
   auto* r = static_cast<RecvRequest*>(static_cast<RequestBase*>(request));
   if (request == nullptr || !pool_.owns(r) || !r->reported) {
     NCCLNET_WARN(core_->health().log(),
