@@ -24,13 +24,14 @@ CommCore::CommCore(Fd control, std::vector<Fd> data, Shape shape, bool sending, 
   plan_.resize(count);
   // Stream i belongs to thread i % nThreads: consecutive stripes of one
   // message land on different threads.
-  int nThreads = shape_.fitToCores ? shape_.census->fit(shape_.nThreads) : shape_.nThreads;
+  int nThreads = shape_.fitToCores ? shape_.census->claim(shape_.nThreads) : shape_.nThreads;
   for (int t = 0; t < nThreads && t < count; t++) {
     std::vector<Stream*> mine;
     for (int i = t; i < count; i += nThreads) mine.push_back(streams_[i].get());
     workers_.push_back(
         std::make_unique<Worker>(std::move(mine), shape_.patience, shape_.census.get(), &health_));
   }
+  if (shape_.fitToCores) shape_.census->release(nThreads);  // the workers count themselves now
 }
 
 CommCore::~CommCore() {

@@ -85,21 +85,32 @@ class HelperCensus {
   void leave() { threads_.fetch_sub(1, std::memory_order_relaxed); }
   int threads() const { return threads_.load(std::memory_order_relaxed); }
   bool crowded() { return threads() > cores_ || (machine_ && machine_->busy()); }
-  // The helper threads a new comm should start when it would like `wanted`:
-  // all of them while they fit the cores, else half (each then drives two
-  // sockets; threads take the sockets in turn). With many comms (8
-  // channels: 16 per rank) and 8 threads per comm, an earlier default, one
-  // thread per socket started 128 helpers per rank on 32 cores
-  // (0.89x NCCL's best tuned Socket, against 1.04x with two sockets per
-  // thread).
-  int fit(int wanted) const {
-    return wanted > 1 && threads() + wanted > cores_ ? (wanted + 1) / 2 : wanted;
+  // Claims the helper threads a new comm should start when it would like
+  // `wanted`: all of them while they fit the cores, else half (threads then
+  // take the sockets in turn). With many comms (8 channels: 16 per rank)
+  // and 8 threads per comm, an earlier default, one thread per socket
+  // started 128 helpers per rank on 32 cores (0.89x NCCL's best tuned
+  // Socket, against 1.04x with two sockets per thread). A claim counts
+  // until release(), which the comm calls once its threads have joined:
+  // comms created at the same moment (one per rank's service thread) see
+  // each other's threads before those start.
+  int claim(int wanted) {
+    int claimed = claimed_.load(std::memory_order_relaxed);
+    for (;;) {
+      int taken = threads() + claimed;
+      int granted = wanted > 1 && taken + wanted > cores_ ? (wanted + 1) / 2 : wanted;
+      if (claimed_.compare_exchange_weak(claimed, claimed + granted, std::memory_order_relaxed)) {
+        return granted;
+      }
+    }
   }
+  void release(int claimed) { claimed_.fetch_sub(claimed, std::memory_order_relaxed); }
 
  private:
   const int cores_;
   std::unique_ptr<MachineLoad> machine_;
   std::atomic<int> threads_{0};
+  std::atomic<int> claimed_{0};  // threads of comms still being built
 };
 
 // How long a helper keeps retrying before it sleeps in poll(). A stalled

@@ -419,17 +419,36 @@ TEST(HelperCensus, CountsLiveHelpersAgainstCores) {
 TEST(HelperCensus, NewCommsStartFewerThreadsOnceTheCoresAreTaken) {
   HelperCensus census(8);
   Health health(Logger(nullptr, "test"), "census test");
-  EXPECT_EQ(census.fit(8), 8);
-  EXPECT_EQ(census.fit(1), 1);
+  // What a comm would get with the census as it is: claimed, then released.
+  auto wouldGet = [&census](int wanted) {
+    int granted = census.claim(wanted);
+    census.release(granted);
+    return granted;
+  };
+  EXPECT_EQ(wouldGet(8), 8);
+  EXPECT_EQ(wouldGet(1), 1);
   std::vector<std::unique_ptr<Worker>> workers;
   for (int i = 0; i < 6; i++) {
     workers.push_back(
         std::make_unique<Worker>(std::vector<Stream*>{}, Patience{}, &census, &health));
   }
-  EXPECT_EQ(census.fit(2), 2);  // 8 threads: still fits
-  EXPECT_EQ(census.fit(8), 4);
-  EXPECT_EQ(census.fit(3), 2);
-  EXPECT_EQ(census.fit(1), 1);  // a comm always gets a thread
+  EXPECT_EQ(wouldGet(2), 2);  // 8 threads: still fits
+  EXPECT_EQ(wouldGet(8), 4);
+  EXPECT_EQ(wouldGet(3), 2);
+  EXPECT_EQ(wouldGet(1), 1);  // a comm always gets a thread
+}
+
+// Two comms built at the same moment, before either's threads have joined:
+// the second sees the first's claim (8 cores: 8, then 4, not 8 and 8), and
+// a released claim no longer counts.
+TEST(HelperCensus, ClaimsCountUntilReleased) {
+  HelperCensus census(8);
+  EXPECT_EQ(census.claim(8), 8);
+  EXPECT_EQ(census.claim(8), 4);
+  census.release(8);
+  census.release(4);
+  EXPECT_EQ(census.claim(8), 8);
+  census.release(8);
 }
 
 // The automatic values are sized for the CPUs the process may use, not for
