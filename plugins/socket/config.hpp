@@ -40,7 +40,8 @@ struct Config {
   bool timeline = false;          // comms log where their messages spent time when they close
   std::string traceDir;           // comms write every message's stamps here when they close
   // Not a knob: the helper threads of this plugin instance, counted against
-  // its cores (helpers stop spinning once they outnumber them).
+  // its cores, and the machine's load (helpers stop retrying once either is
+  // crowded).
   std::shared_ptr<HelperCensus> helperCensus;
 
   // Data sockets per comm: every helper thread drives nSocksPerThread of

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // sdk-socket: the machine-wide runnable-thread check that stops helpers
-// from spinning, and a helper that obeys it.
+// from spinning.
 #include <gtest/gtest.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -10,16 +9,11 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
-#include <vector>
 
 #include "machine_load.hpp"
-#include "stream.hpp"
 
 namespace ncclnet::socketnet {
 namespace {
-
-using std::chrono::milliseconds;
-using std::chrono::seconds;
 
 // A file in /proc/loadavg's format that a test can rewrite.
 class LoadFile {
@@ -87,44 +81,6 @@ TEST(MachineLoad, ProcLoadavgCountsTheReader) {
   ASSERT_NE(std::fgets(line, sizeof(line), f), nullptr);
   std::fclose(f);
   EXPECT_GE(runnableThreads(line), 1) << line;
-}
-
-// A helper on a machine with 1.5 runnable threads per CPU sleeps at once,
-// however patient, even though its own process has few helpers: the other
-// ranks' processes need those cores.
-TEST(HelperPatience, HelpersSleepAtOnceOnABusyMachine) {
-  LoadFile file;
-  ASSERT_FALSE(file.path().empty());
-  file.write("64.00 64.00 64.00 97/900 1000\n");
-  int fds[2];
-  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
-  Fd peer(fds[1]);
-  Health health(Logger(nullptr, "test"), "machine load test");
-  Stream stream(Fd(fds[0]), /*sending=*/false, 0, &health);
-  HelperCensus census(1024, std::make_unique<MachineLoad>(file.path(), 64));
-  Worker worker({&stream}, Patience{seconds(60), seconds(60)}, &census, &health);
-
-  std::vector<char> buffer(16);
-  Pending pending;
-  pending.add(1);
-  stream.push(buffer.data(), buffer.size(), &pending);
-  worker.wake();  // nothing to read: the stripe stalls
-  auto deadline = std::chrono::steady_clock::now() + seconds(5);
-  while (worker.sleeps() < 2 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(milliseconds(1));
-  }
-  // A retrying helper would not sleep for 60 s; the poll() bound is 500 ms,
-  // so two sleeps within 5 s also mean it went back to sleep after waking.
-  EXPECT_GE(worker.sleeps(), 2u) << "a stalled helper kept retrying on a busy machine";
-
-  std::vector<char> bytes(buffer.size(), 'z');
-  ASSERT_EQ(::send(peer.get(), bytes.data(), bytes.size(), 0), ssize_t(bytes.size()));
-  deadline = std::chrono::steady_clock::now() + seconds(30);
-  while (!pending.drained() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(milliseconds(1));
-  }
-  EXPECT_TRUE(pending.drained()) << "the sleeping helper missed the bytes";
-  EXPECT_TRUE(buffer == bytes);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // sdk-socket: a data socket's queue against the thread that drives it.
 #include <gtest/gtest.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -249,6 +250,39 @@ TEST(HelperPatience, CrowdedHelpersSleepAtOnce) {
   // A retrying helper would not sleep for 60 s.
   EXPECT_TRUE(sleptAtLeast(worker, before + 1, milliseconds(5000)))
       << "a crowded stalled helper kept retrying";
+}
+
+// A machine with more runnable threads than its threshold (here any: /proc/
+// loadavg counts at least its reader, against 0 CPUs) stops a helper from
+// retrying even when its own process has few helpers: other ranks'
+// processes need those cores.
+TEST(HelperPatience, HelpersSleepAtOnceOnABusyMachine) {
+  if (access("/proc/loadavg", R_OK) != 0) GTEST_SKIP() << "no /proc/loadavg on this system";
+  StreamOnSocketpair pair(/*sending=*/false);
+  ASSERT_NE(pair.stream, nullptr);
+  Stream& stream = *pair.stream;
+  HelperCensus census(1024, std::make_unique<MachineLoad>("/proc/loadavg", 0));
+  Worker worker({&stream}, Patience{seconds(60), seconds(60)}, &census, &pair.health);
+  ASSERT_TRUE(sleptAtLeast(worker, 1, milliseconds(5000))) << "an idle helper kept retrying";
+  std::vector<char> buffer(16);
+  Pending pending;
+  pending.add(1);
+  stream.push(buffer.data(), buffer.size(), &pending);
+  worker.wake();
+  std::this_thread::sleep_for(milliseconds(20));  // the stripe has stalled
+  unsigned long before = worker.sleeps();
+  // A retrying helper would not sleep for 60 s.
+  EXPECT_TRUE(sleptAtLeast(worker, before + 1, milliseconds(5000)))
+      << "a stalled helper kept retrying on a busy machine";
+
+  std::vector<char> bytes(buffer.size(), 'z');
+  ASSERT_EQ(::send(pair.peer.get(), bytes.data(), bytes.size(), 0), ssize_t(bytes.size()));
+  auto deadline = std::chrono::steady_clock::now() + kBound;
+  while (!pending.drained() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  EXPECT_TRUE(pending.drained()) << "the sleeping helper missed the bytes";
+  EXPECT_TRUE(buffer == bytes);
 }
 
 }  // namespace
