@@ -440,7 +440,9 @@ TEST(RoundTripExport, LastFinalizeReleasesThePlugin) {
         Loader loader(options);
         if (loader.load(&plugin) != ncclSuccess) std::exit(2);
         void* ctx = nullptr;
-        if (plugin->net().init(&ctx, 1, nullptr, nullptr, nullptr) != ncclSuccess) std::exit(3);
+        if (plugin->net().init(&ctx, 1, nullptr, ncclnet::host::stderrLogger(),
+                               ncclnet::host::profilerCallback()) != ncclSuccess)
+          std::exit(3);
         int ndev = 0;
         if (plugin->net().devices(&ndev) != ncclSuccess) std::exit(4);
         plugin->net().finalize(ctx);

@@ -28,7 +28,8 @@ std::unique_ptr<PluginPeer> PluginPeer::open(const PluginOptions& options, Pair&
   }
   ncclnet::host::NetView& net = peer->plugin_->net();
   ncclNetCommConfig_v12_t config{NCCL_NET_TRAFFIC_CLASS_UNDEF};
-  if (net.init(&peer->ctx_, 0xbe9c4, &config, nullptr, nullptr) != ncclSuccess) {
+  if (net.init(&peer->ctx_, 0xbe9c4, &config, ncclnet::host::stderrLogger(),
+               ncclnet::host::profilerCallback()) != ncclSuccess) {
     *why = "init failed";
     return nullptr;
   }

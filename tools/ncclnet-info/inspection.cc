@@ -88,7 +88,8 @@ void describePlugin(host::LoadedPlugin& loaded, Inspection* out) {
 
   void* ctx = nullptr;
   ncclNetCommConfig_v12_t config{NCCL_NET_TRAFFIC_CLASS_UNDEF};
-  p.initResult = net.init(&ctx, /*commId=*/0, &config, captureLogger(), nullptr);
+  p.initResult =
+      net.init(&ctx, /*commId=*/0, &config, captureLogger(), ncclnet::host::profilerCallback());
   if (p.initResult != ncclSuccess) return;  // NCCL would not call finalize either (2.29.7+)
   p.devicesResult = net.devices(&p.deviceCount);
   if (p.devicesResult == ncclSuccess) {

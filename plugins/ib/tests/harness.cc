@@ -92,7 +92,8 @@ Session::Session(int version) {
     return;
   }
   ncclNetCommConfig_v12_t config{NCCL_NET_TRAFFIC_CLASS_UNDEF};
-  if (plugin_->net().init(&ctx_, 1, &config, quietLogger, nullptr) != ncclSuccess) {
+  if (plugin_->net().init(&ctx_, 1, &config, quietLogger, ncclnet::host::profilerCallback()) !=
+      ncclSuccess) {
     error_ = "init failed";
     return;
   }

@@ -110,7 +110,7 @@ std::string Peer::open(int version) {
   if (loader.load(&plugin_) != ncclSuccess) return "load failed: " + loader.report().outcome;
   net_ = &plugin_->net();
   ncclNetCommConfig_v12_t config{NCCL_NET_TRAFFIC_CLASS_UNDEF};
-  ncclResult_t res = net_->init(&ctx_, 7, &config, logger, nullptr);
+  ncclResult_t res = net_->init(&ctx_, 7, &config, logger, ncclnet::host::profilerCallback());
   if (res != ncclSuccess) {
     net_ = nullptr;
     return format("init returned %d", static_cast<int>(res));

@@ -30,7 +30,8 @@ Session::Session(int version, ncclDebugLogger_t logger) {
     return;
   }
   ncclNetCommConfig_v12_t config{NCCL_NET_TRAFFIC_CLASS_UNDEF};
-  ncclResult_t res = plugin_->net().init(&ctx_, 0x5eed, &config, logger, nullptr);
+  ncclResult_t res =
+      plugin_->net().init(&ctx_, 0x5eed, &config, logger, ncclnet::host::profilerCallback());
   if (res != ncclSuccess) {
     error_ = "init failed with " + std::to_string(res);
     return;

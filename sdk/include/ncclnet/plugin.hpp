@@ -73,8 +73,12 @@ namespace ncclnet {
 
 // What a plugin gets when it is created.
 struct InitArgs {
-  Logger logger;                               // prefix "NET/<kName>"
-  ncclProfilerCallback_t profiler = nullptr;   // NULL before v10
+  Logger logger;                              // prefix "NET/<kName>"
+  ncclProfilerCallback_t profiler = nullptr;  // NULL before v10
+  // NCCL called init through a table whose init carries the profiler
+  // callback (v10+). NCCL then always passes one: a plugin may call it
+  // without a NULL check.
+  bool abiHasProfiler = false;
 };
 
 // One per communicator (v11+ init), or one per traffic class when an older
@@ -126,7 +130,7 @@ class PluginState {
                         ncclDebugLogger_t logFn, ncclProfilerCallback_t profFn) {
     if (ctx == nullptr) return fail("init", "ctx is NULL");
     std::lock_guard<std::mutex> lock(mutex_);
-    ncclResult_t res = acquire(logFn, profFn);
+    ncclResult_t res = acquire(logFn, profFn, /*abiHasProfiler=*/true);
     if (res != ncclSuccess) return res;
     auto context = std::make_unique<CommContext>();
     context->commId = commId;
@@ -159,10 +163,11 @@ class PluginState {
 
   // v6..v10: init once per process. NCCL calls it once; a second call (a
   // second host in the same process) finds the plugin ready.
-  ncclResult_t initLegacy(ncclDebugLogger_t logFn, ncclProfilerCallback_t profFn) {
+  ncclResult_t initLegacy(ncclDebugLogger_t logFn, ncclProfilerCallback_t profFn,
+                          bool abiHasProfiler) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (legacyPinned_) return ncclSuccess;
-    ncclResult_t res = acquire(logFn, profFn);
+    ncclResult_t res = acquire(logFn, profFn, abiHasProfiler);
     if (res == ncclSuccess) legacyPinned_ = true;
     return res;
   }
@@ -205,10 +210,11 @@ class PluginState {
 
   static std::string prefixFor(const char* name) { return std::string("NET/") + name; }
 
-  ncclResult_t acquire(ncclDebugLogger_t logFn, ncclProfilerCallback_t profFn) {
+  ncclResult_t acquire(ncclDebugLogger_t logFn, ncclProfilerCallback_t profFn,
+                       bool abiHasProfiler) {
     if (refs_ == 0) {
       logger_ = Logger(logFn, prefixFor(Impl::kName).c_str());
-      InitArgs args{logger_, profFn};
+      InitArgs args{logger_, profFn, abiHasProfiler};
       std::unique_ptr<Impl> created;
       ncclResult_t res;
       try {
@@ -280,10 +286,10 @@ struct Exports {
 
   // ---- init / finalize -------------------------------------------------
   static ncclResult_t initV6(ncclDebugLogger_t logFn) {
-    return State::get().initLegacy(logFn, nullptr);
+    return State::get().initLegacy(logFn, nullptr, /*abiHasProfiler=*/false);
   }
   static ncclResult_t initV10(ncclDebugLogger_t logFn, ncclProfilerCallback_t profFn) {
-    return State::get().initLegacy(logFn, profFn);
+    return State::get().initLegacy(logFn, profFn, /*abiHasProfiler=*/true);
   }
   static ncclResult_t initV11(void** ctx, uint64_t commId, ncclNetCommConfig_v12_t* config,
                               ncclDebugLogger_t logFn, ncclProfilerCallback_t profFn) {

@@ -252,7 +252,7 @@ int main(int argc, char** argv) {
   }
   void* ctx = nullptr;
   ncclNetCommConfig_v12_t cc{.trafficClass = -1};
-  BENCH_CHECK(net.init(&ctx, 0xbe4c, &cc, nullptr, nullptr));
+  BENCH_CHECK(net.init(&ctx, 0xbe4c, &cc, host::stderrLogger(), host::profilerCallback()));
 
   std::vector<double> direct, through;
   for (int i = 0; i < o.iters; i++) {  // interleaved, so drift hits both alike

@@ -4,6 +4,8 @@
 // posting operations.
 #include "ncclnet/transport/transport.hpp"
 
+#include "ncclnet/host/callbacks.hpp"
+
 #include <algorithm>
 
 #include "ncclnet/transport/steps.hpp"
@@ -34,8 +36,8 @@ ncclResult_t Transport::create(host::NetView& net, TransportOptions options,
   if (!options.memory) options.memory = std::make_shared<HostMemoryProvider>();
   auto core = std::make_unique<TransportCore>(net, options.config, options.logger, options.memory);
   ncclNetCommConfig_v12_t commConfig{.trafficClass = options.trafficClass};
-  RT_CHECK(core->log,
-           net.init(&core->ctx, options.commId, &commConfig, options.logger.function(), nullptr));
+  RT_CHECK(core->log, net.init(&core->ctx, options.commId, &commConfig,
+                               host::loggerFunction(options.logger), host::profilerCallback()));
   core->initialized = true;
   core->engine = std::make_unique<detail::ProgressEngine>(*core);
   out->reset(new Transport(std::move(core)));

@@ -30,7 +30,8 @@ void plainRoundTrip(const std::string& path) {
   host::NetView& net = plugin->net();
   void* ctx = nullptr;
   ncclNetCommConfig_v12_t config{.trafficClass = -1};
-  ASSERT_EQ(net.init(&ctx, 1, &config, nullptr, nullptr), ncclSuccess);
+  ASSERT_EQ(net.init(&ctx, 1, &config, host::stderrLogger(), host::profilerCallback()),
+            ncclSuccess);
   char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
   void *listenComm = nullptr, *sendComm = nullptr, *recvComm = nullptr;
   ASSERT_EQ(net.listen(ctx, 0, handle, &listenComm), ncclSuccess);

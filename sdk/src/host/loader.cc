@@ -229,7 +229,8 @@ bool Loader::tryFile(const std::string& entry, const std::string& file,
 bool Loader::assignable(NetView& net, LibraryAttempt& attempt) {
   void* ctx = nullptr;
   ncclNetCommConfig_v12_t config{NCCL_NET_TRAFFIC_CLASS_UNDEF};
-  ncclResult_t res = net.init(&ctx, 0, &config, options_.logger.function(), nullptr);
+  ncclResult_t res =
+      net.init(&ctx, 0, &config, loggerFunction(options_.logger), profilerCallback());
   if (res != ncclSuccess) {
     attempt.verdict = "init failed with error " + std::to_string(res) + " (Failed to initialize NET plugin)";
     return false;

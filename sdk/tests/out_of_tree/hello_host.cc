@@ -21,7 +21,9 @@ int main(int argc, char** argv) {
   }
   ncclNetProperties_v12_t props;
   void* ctx = nullptr;
-  plugin->net().init(&ctx, 0, nullptr, nullptr, nullptr);
+  ncclNetCommConfig_v12_t config{NCCL_NET_TRAFFIC_CLASS_UNDEF};
+  plugin->net().init(&ctx, 0, &config, ncclnet::host::stderrLogger(),
+                     ncclnet::host::profilerCallback());
   plugin->net().getProperties(0, &props);
   std::printf("loaded %s v%d device0=%s\n", plugin->name(), plugin->version(), props.name);
   plugin->net().finalize(ctx);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "ncclnet/abi/net.h"
+#include "ncclnet/host/callbacks.hpp"
 #include "ncclnet/host/net_view.hpp"
 #include "ncclnet/log.hpp"
 
@@ -36,9 +37,12 @@ struct LoaderOptions {
   std::optional<std::string> netName;     // NCCL_NET; nullopt: read the environment
   int oldestVersion = NCCLNET_ABI_OLDEST;
   int newestVersion = NCCLNET_ABI_NEWEST;
-  int pinnedVersion = 0;   // nonzero: accept exactly this version
-  bool checkInit = true;   // do NCCL's assignment checks (init, devices, device type)
-  Logger logger;           // where resolution steps are logged (INFO, NCCL_INIT)
+  int pinnedVersion = 0;  // nonzero: accept exactly this version
+  bool checkInit = true;  // do NCCL's assignment checks (init, devices, device type)
+  // Where resolution steps are logged (INFO, NCCL_INIT); its function is
+  // also what the assignment check's init hands the plugin, as NCCL hands
+  // it ncclDebugLog (never NULL: stderrLogger() by default).
+  Logger logger{stderrLogger(), "NET/Plugin"};
 };
 
 struct SymbolProbe {
