@@ -24,7 +24,7 @@ constexpr int kMaxComms = 65536;
 constexpr uint32_t kRegionMagic = 0x4d52'5353;
 
 // A host registration. Sockets need none, so this records the range only so
-// that deregMr can tell a real handle from garbage.
+// that deregMr, isend and irecv can tell a real handle from garbage.
 struct Region {
   uint32_t magic = kRegionMagic;
   void* base = nullptr;
@@ -224,20 +224,24 @@ class SocketNet {
     return ncclSuccess;
   }
 
-  ncclResult_t isend(void* sendComm, void* data, size_t size, int tag, void*, void*,
+  ncclResult_t isend(void* sendComm, void* data, size_t size, int tag, void* mhandle, void*,
                      void** request) {
     auto* comm = static_cast<SendComm*>(sendComm);
     if (comm == nullptr || request == nullptr || !comm->valid()) {
       return bad("isend", "not a sendComm, or NULL request");
     }
+    if (!isRegion(mhandle)) return bad("isend", "the mhandle is not one regMr returned");
     return comm->isend(data, size, tag, request);
   }
 
-  ncclResult_t irecv(void* recvComm, int n, void** data, size_t* sizes, int* tags, void**, void**,
-                     void** request) {
+  ncclResult_t irecv(void* recvComm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
+                     void**, void** request) {
     auto* comm = static_cast<RecvComm*>(recvComm);
     if (comm == nullptr || request == nullptr || !comm->valid()) {
       return bad("irecv", "not a recvComm, or NULL request");
+    }
+    for (int i = 0; mhandles != nullptr && i < n && i < kMaxGroupedRecvs; i++) {
+      if (!isRegion(mhandles[i])) return bad("irecv", "an mhandle is not one regMr returned");
     }
     return comm->irecv(n, data, sizes, tags, request);
   }
@@ -293,6 +297,14 @@ class SocketNet {
       return ncclSystemError;
     }
     return ncclSuccess;
+  }
+
+  // The data path checks only the magic (no lock, no lookup): enough to
+  // refuse an mhandle that regMr never returned, which NCCL never passes.
+  // NULL is let through: sockets need no registration, so a host may skip
+  // it (NCCL's own Socket transport hands out NULL mhandles).
+  static bool isRegion(const void* mhandle) {
+    return mhandle == nullptr || static_cast<const Region*>(mhandle)->magic == kRegionMagic;
   }
 
   bool validDevice(const char* fn, int dev) {
