@@ -15,6 +15,7 @@
 #include "harness/worker.hpp"
 #include "options.hpp"
 #include "probe.hpp"
+#include "report/junit.hpp"
 #include "report/progress.hpp"
 #include "report/report.hpp"
 #include "scenario/registry.hpp"
@@ -45,6 +46,22 @@ void keepPluginDependencies(const std::string& path) {
   dlclose(plugin);
 }
 
+// The JSON and JUnit reports that were asked for; false if one could not
+// be written (said on stderr).
+bool writeReports(const Report& report, const Options& opt) {
+  bool ok = true;
+  std::string error;
+  if (!opt.jsonPath.empty() && !report.writeJson(opt.jsonPath, &error)) {
+    std::fprintf(stderr, "ncclnet-conformance: %s\n", error.c_str());
+    ok = false;
+  }
+  if (!opt.junitPath.empty() && !writeJunit(report, opt.junitPath, &error)) {
+    std::fprintf(stderr, "ncclnet-conformance: %s\n", error.c_str());
+    ok = false;
+  }
+  return ok;
+}
+
 constexpr double kProbeTimeoutSec = 60;
 constexpr double kJoinTimeoutSec = 300;
 
@@ -53,6 +70,19 @@ void listCatalogue() {
   for (const Scenario& s : catalogue()) {
     std::printf("| `%s` | %s | %d | v%d+ | %s |\n", s.fullName().c_str(), ruleLabel(s.rule).c_str(),
                 s.ranks, s.minVersion, s.summary);
+  }
+}
+
+// One line a rule: number, name, severity, and the scenarios whose own rule
+// it is (docs/contract.md must agree; a test checks).
+void listRules() {
+  for (const RuleInfo& info : allRules()) {
+    std::string scenarios;
+    for (const Scenario& s : catalogue()) {
+      if (s.rule == info.rule) scenarios += (scenarios.empty() ? "" : ",") + s.fullName();
+    }
+    std::printf("%d %s %s %s\n", ruleNumber(info.rule), info.name, severityName(info.severity),
+                scenarios.empty() ? "-" : scenarios.c_str());
   }
 }
 
@@ -93,6 +123,7 @@ int run(int argc, char** argv) {
       return 0;
     }
   }
+  const std::vector<std::string> commandLine(argv, argv + argc);  // before gtest takes its flags
   testing::InitGoogleTest(&argc, argv);
   Options opt;
   std::string error;
@@ -102,6 +133,10 @@ int run(int argc, char** argv) {
   }
   if (opt.list) {
     listCatalogue();
+    return 0;
+  }
+  if (opt.listRules) {
+    listRules();
     return 0;
   }
   RunConfig config;
@@ -139,7 +174,22 @@ int run(int argc, char** argv) {
         nccl.c_str());
     return 2;
   }
-  WorkerEntry entry = [&config](const WorkerSpec& spec) { return runWorker(spec, config); };
+  config.ncclOldest = oldest;
+  config.ncclNewest = newest;
+  if (!opt.execWorker.empty()) {
+    WorkerSpec spec;
+    if (!decodeWorkerSpec(opt.execWorker, &spec)) {
+      std::fprintf(stderr, "ncclnet-conformance: --exec-worker '%s' is malformed\n",
+                   opt.execWorker.c_str());
+      return 2;
+    }
+    return runWorker(spec, config);
+  }
+  WorkerEntry entry = [&config, &commandLine](const WorkerSpec& spec) {
+    const Scenario* scenario = findScenario(spec.scenario);
+    if (scenario != nullptr && scenario->freshProcess) return execWorker(commandLine, spec);
+    return runWorker(spec, config);
+  };
 
   std::string host;
   int port = 0;
@@ -165,9 +215,17 @@ int run(int argc, char** argv) {
       error = "cannot load '" + config.plugin + "': " + report.plugin.error;
     std::fprintf(stderr, "ncclnet-conformance: %s\n", error.c_str());
     report.plugin.error = error;
-    TestResult load{"load", "Load.PluginLoads", 0, 1, Verdict::Fail, error, {}, 0, ""};
+    TestResult load;
+    load.test = "Load.PluginLoads";
+    load.scenario = "Load.PluginLoads";
+    load.rule = Rule::TablesExported;
+    load.verdict = Verdict::Fail;
+    load.reason = ruleLabel(Rule::TablesExported) + ": " + error;
+    load.rerun = "ncclnet-conformance --plugin " + config.plugin;
     report.results.push_back(load);
-    if (!opt.jsonPath.empty()) report.writeJson(opt.jsonPath, &error);
+    report.seconds = nowSeconds() - start;
+    writeReports(report, opt);
+    printSummary(report, opt.jsonPath, opt.junitPath);
     return 1;
   }
 
@@ -186,17 +244,20 @@ int run(int argc, char** argv) {
   Suite suite{&coordinator, &config, &report, rerun};
   registerSuite(&suite, report.versions);
 
-  if (!opt.junitPath.empty()) GTEST_FLAG_SET(output, "xml:" + opt.junitPath);
   testing::TestEventListeners& listeners = testing::UnitTest::GetInstance()->listeners();
   delete listeners.Release(listeners.default_result_printer());
   listeners.Append(new Progress(report, opt.verbose));
   int rc = RUN_ALL_TESTS();
   coordinator.shutdown();
   report.seconds = nowSeconds() - start;
-  if (!opt.jsonPath.empty() && !report.writeJson(opt.jsonPath, &error)) {
-    std::fprintf(stderr, "ncclnet-conformance: %s\n", error.c_str());
-    rc = 1;
+  if (report.results.empty()) {
+    // A filter that matches nothing must not look like a clean pass in CI.
+    std::fprintf(stderr,
+                 "ncclnet-conformance: no scenario was selected (--gtest_filter, --abi and the "
+                 "profile's scenarios.include/exclude match none; --list names them)\n");
+    return 2;
   }
+  if (!writeReports(report, opt)) rc = 1;
   printSummary(report, opt.jsonPath, opt.junitPath);
   return report.passed() && rc == 0 ? 0 : 1;
 }

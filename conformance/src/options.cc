@@ -42,13 +42,15 @@ const char* usage() {
          "picks)\n"
          "  --nccl 2.23|2.28|2.30  emulate that NCCL's accepted ABI window\n"
          "  --net NAME           NCCL_NET: only a table with this name\n"
-         "  --json FILE          JSON report     --junit FILE   gtest XML (JUnit) report\n"
+         "  --json FILE          JSON report     --junit FILE   JUnit XML report\n"
          "  --time-scale X       multiply every deadline     --deadline S   default deadline\n"
-         "  --strict             a scenario that cannot run (NotRun) fails\n"
+         "  --strict             warnings (SHOULD rules broken) and scenarios that cannot run\n"
+         "                       (NotRun) fail the run\n"
          "  --device cpu|cuda    what plays NCCL's kernels in the Transport scenarios: a CPU\n"
          "                       thread on host memory (default), or CUDA kernels on GPU\n"
          "                       (rank % GPUs) with pinned and device memory\n"
          "  --list               print the catalogue and exit     --verbose   one line per test\n"
+         "  --list-rules         print the rules (docs/contract.md) and exit\n"
          "  --rank R --size N --rendezvous HOST:PORT\n"
          "                       multi-node placement (default: $OMPI_COMM_WORLD_RANK/SIZE,\n"
          "                       $SLURM_PROCID/$SLURM_NTASKS, $NCCLNET_CONFORMANCE_RENDEZVOUS)\n";
@@ -92,6 +94,8 @@ bool parseOptions(int argc, char** argv, Options* out, std::string* error) {
       o.strict = true;
     else if (arg == "--list")
       o.list = true;
+    else if (arg == "--list-rules")
+      o.listRules = true;
     else if (arg == "--verbose")
       o.verbose = true;
     else if (arg == "--plugin") {
@@ -122,6 +126,8 @@ bool parseOptions(int argc, char** argv, Options* out, std::string* error) {
     } else if (arg == "--junit") {
       if (!need(&v)) return false;
       o.junitPath = v;
+    } else if (arg == "--exec-worker") {
+      if (!need(&o.execWorker)) return false;
     } else if (arg == "--rendezvous") {
       if (!need(&v)) return false;
       o.rendezvous = v;

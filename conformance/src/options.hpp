@@ -21,11 +21,15 @@ struct Options {
   std::optional<std::string> device;       // --device cpu|cuda (Transport scenarios)
   bool strict = false;                     // --strict
   bool list = false;                       // --list
+  bool listRules = false;                  // --list-rules
   bool verbose = false;                    // --verbose
   // Placement: local by default; under mpirun/srun from their environment.
   int rank = 0;
   int size = 1;
   std::string rendezvous;  // --rendezvous HOST:PORT
+  // --exec-worker SPEC (internal): this process is one rank of a scenario
+  // that needs a process of its own, exec'd by the coordinator's fork.
+  std::string execWorker;
 };
 
 // Parses argv (after InitGoogleTest). Returns false with a message on error.

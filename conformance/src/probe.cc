@@ -4,16 +4,19 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <memory>
 
+#include "harness/crash_report.hpp"
 #include "harness/launch.hpp"
 #include "harness/wire.hpp"
 #include "ncclnet/host/loader.hpp"
 #include "report/json.hpp"
+#include "scenario/plugin_log.hpp"
 
 namespace conformance {
 
@@ -63,8 +66,12 @@ int probeChild(int fd, const std::string& plugin, const std::optional<std::strin
   options.netName = netName;
   options.oldestVersion = oldest;
   options.newestVersion = newest;
+  options.logger = ncclnet::Logger(pluginLogger(), "ncclnet-conformance");
   ncclnet::host::Loader loader(options);
   std::unique_ptr<ncclnet::host::LoadedPlugin> loaded;
+  crash::setActivity(
+      "loading the plugin (dlopen, then NCCL's checks: init, devices, "
+      "getProperties(0), finalize)");
   ncclResult_t res = loader.load(&loaded);
   Writer out;
   out.u32(res == ncclSuccess).str(loader.report().outcome);
@@ -77,7 +84,9 @@ int probeChild(int fd, const std::string& plugin, const std::optional<std::strin
     void* ctx = nullptr;
     ncclNetCommConfig_v12_t config{NCCL_NET_TRAFFIC_CLASS_UNDEF};
     int ndev = 0;
-    if (loaded->net().init(&ctx, 1, &config, nullptr, nullptr) == ncclSuccess &&
+    crash::setActivity("init, devices and getProperties of every device (the probe)");
+    if (loaded->net().init(&ctx, 1, &config, pluginLogger(), ncclnet::host::profilerCallback()) ==
+            ncclSuccess &&
         loaded->net().devices(&ndev) == ncclSuccess) {
       for (int d = 0; d < ndev; d++) {
         ncclNetProperties_v12_t p{};
@@ -111,17 +120,39 @@ int probeChild(int fd, const std::string& plugin, const std::optional<std::strin
 PluginInfo probePlugin(const std::string& plugin, const std::optional<std::string>& netName,
                        int oldestVersion, int newestVersion, double timeoutSec) {
   PluginInfo info;
-  int fds[2];
+  int fds[2], crashFds[2];
   if (pipe(fds) != 0) {
+    info.error = "cannot create a pipe";
+    return info;
+  }
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, crashFds) != 0) {
+    close(fds[0]);
+    close(fds[1]);
     info.error = "cannot create a pipe";
     return info;
   }
   WorkerSpec unused;
   pid_t pid = forkWorker(unused, [&](const WorkerSpec&) {
     close(fds[0]);
+    close(crashFds[0]);
+    crash::arm(crashFds[1]);
     return probeChild(fds[1], plugin, netName, oldestVersion, newestVersion);
   });
   close(fds[1]);
+  close(crashFds[1]);
+  // What the child's crash reporter said, once it is gone (never blocks:
+  // the write end is closed by then).
+  auto crashReport = [&]() -> std::string {
+    Channel crashes(crashFds[0]);
+    crashFds[0] = -1;
+    crashes.readAvailable();
+    Frame frame;
+    std::string said;
+    while (crashes.next(&frame)) {
+      if (frame.type == Msg::Crash) said = crash::describe(frame.body);
+    }
+    return said;
+  };
   std::string data;
   double end = nowSeconds() + timeoutSec;
   for (;;) {
@@ -144,13 +175,16 @@ PluginInfo probePlugin(const std::string& plugin, const std::optional<std::strin
   if (!reaped) {
     kill(pid, SIGKILL);
     waitpid(pid, &status, 0);
+    crashReport();
     info.error = "loading the plugin did not finish within " +
                  std::to_string(static_cast<int>(timeoutSec)) + " s";
     return info;
   }
+  std::string crashed = crashReport();
   if (pid > 0 &&
-      (WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0 && data.empty()))) {
-    info.error = "the process loading the plugin " + describeWaitStatus(status);
+      (WIFSIGNALED(status) || (data.empty() && (WEXITSTATUS(status) != 0 || !crashed.empty())))) {
+    info.error = "the process loading the plugin " + describeWaitStatus(status) +
+                 (crashed.empty() ? "" : ": " + crashed);
     return info;
   }
   Reader in(data);

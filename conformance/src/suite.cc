@@ -33,8 +33,12 @@ class ScenarioTest : public testing::Test {
       r.reason = "applies from ABI v" + std::to_string(scenario_->minVersion) +
                  " on; this run is v" + std::to_string(version_);
     } else {
-      RunRequest request{r.scenario, version_, scenario_->ranks,
-                         scaledDeadline(*suite_->config, r.scenario), ruleLabel(scenario_->rule)};
+      RunRequest request{r.scenario,
+                         version_,
+                         scenario_->ranks,
+                         scaledDeadline(*suite_->config, r.scenario),
+                         ruleLabel(scenario_->rule),
+                         isShould(scenario_->rule)};
       Outcome outcome = suite_->coordinator->run(request);
       r.verdict = outcome.verdict;
       r.reason = outcome.reason;
@@ -48,6 +52,11 @@ class ScenarioTest : public testing::Test {
     if (!r.reason.empty()) RecordProperty("reason", r.reason);
     switch (r.verdict) {
       case Verdict::Pass: break;
+      case Verdict::Warn:
+        if (suite_->report->strict)
+          ADD_FAILURE() << "a SHOULD rule is broken, which --strict counts as a failure: "
+                        << r.reason << "\n  rerun: " << r.rerun;
+        break;
       case Verdict::Fail: ADD_FAILURE() << r.reason << "\n  rerun: " << r.rerun; break;
       case Verdict::NotRun:
         if (suite_->report->strict) {

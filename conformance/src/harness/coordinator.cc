@@ -2,6 +2,8 @@
 // One scenario run: start, route, watch, conclude.
 #include "harness/coordinator.hpp"
 
+#include <sys/syscall.h>
+
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -13,11 +15,14 @@
 #include <map>
 #include <set>
 
+#include "harness/crash_report.hpp"
+
 namespace conformance {
 
 namespace {
-constexpr double kExitGraceSec = 5;  // after a deadline or a final EOF
-constexpr int kLastPasses = 3;       // polls after every rank exited
+constexpr double kExitGraceSec = 5;    // after a deadline or a final EOF
+constexpr int kLastPasses = 3;         // polls after every rank exited
+constexpr double kStackWaitSec = 0.5;  // for ranks past the deadline to send their stacks
 std::string seconds(double s) {
   char buffer[32];
   std::snprintf(buffer, sizeof(buffer), "%.1f s", s);
@@ -28,6 +33,7 @@ std::string seconds(double s) {
 const char* verdictName(Verdict v) {
   switch (v) {
     case Verdict::Pass: return "pass";
+    case Verdict::Warn: return "warn";
     case Verdict::Fail: return "fail";
     case Verdict::NotRun: return "notrun";
     case Verdict::Excluded: return "excluded";
@@ -48,6 +54,7 @@ struct Coordinator::Rank {
   std::string text;
   bool expectExit = false;
   std::string activity = "starting (loading the plugin, joining the control channel)";
+  std::string crash;  // what its crash reporter said before it died
   double activitySince = 0;
   bool gathering = false;
   uint32_t gatherSeq = 0;
@@ -147,6 +154,7 @@ Outcome Coordinator::run(const RunRequest& request) {
   double deadline = run.start + request.deadlineSec;
   bool expired = false;
   double exitDeadline = 0;
+  double killAt = 0;
   // Once every rank has exited, a few more passes collect what they wrote
   // last: a rank that skips at once can exit before its connection was even
   // accepted, with its verdict waiting in the socket.
@@ -158,8 +166,13 @@ Outcome Coordinator::run(const RunRequest& request) {
     double now = nowSeconds();
     if (!expired && now > deadline) {
       expired = true;
-      killAll(run);
+      askForStacks(run);
+      killAt = now + kStackWaitSec;
       exitDeadline = now + kExitGraceSec;
+    }
+    if (killAt != 0 && now > killAt) {
+      killAt = 0;
+      killAll(run);
     }
     if (expired && now > exitDeadline) break;  // unreapable: give up on it
 
@@ -254,6 +267,7 @@ void Coordinator::handleFrame(Run& run, int rank, const Frame& frame) {
       break;
     case Msg::Note: run.notes.push_back("rank " + std::to_string(rank) + ": " + frame.body); break;
     case Msg::ExpectExit: r.expectExit = true; break;
+    case Msg::Crash: r.crash = crash::describe(frame.body); break;
     case Msg::Counters: {
       uint32_t n = reader.u32();
       for (uint32_t i = 0; i < n && reader.ok(); i++) {
@@ -344,7 +358,7 @@ void Coordinator::progressGathers(Run& run) {
     const Rank& r = run.ranks[i];
     if (!r.eof || r.expectExit) continue;
     std::string why = "rank " + std::to_string(i) + " is gone";
-    if (r.hasVerdict && r.kind == kVerdictFail)
+    if (r.hasVerdict && (r.kind == kVerdictFail || r.kind == kVerdictWarn))
       why = "rank " + std::to_string(i) + " failed: " + r.text;
     else if (r.hasVerdict && r.kind == kVerdictSkip)
       why = "rank " + std::to_string(i) + " skipped";
@@ -394,6 +408,13 @@ void Coordinator::progressGathers(Run& run) {
   failGather(run, why);
 }
 
+void Coordinator::askForStacks(Run& run) {
+  for (Rank& r : run.ranks) {
+    // The main thread of a forked rank has the process's id.
+    if (!r.exited && r.pid > 0) syscall(SYS_tgkill, r.pid, r.pid, crash::stackSignal());
+  }
+}
+
 void Coordinator::killAll(Run& run) {
   for (Rank& r : run.ranks) {
     if (r.exited) continue;
@@ -413,6 +434,7 @@ std::string Coordinator::pendingReport(const Run& run) const {
     if (!report.empty()) report += "; ";
     report += "rank " + std::to_string(i) + ": " + r.activity + " (for " +
               seconds(now - r.activitySince) + ")";
+    if (!r.crash.empty()) report += " [" + r.crash + "]";
   }
   return report;
 }
@@ -422,22 +444,28 @@ Outcome Coordinator::conclude(Run& run, const RunRequest& request, bool expired)
   out.seconds = nowSeconds() - run.start;
   out.notes = run.notes;
   out.counters = run.counters;
-  std::vector<std::string> failures, lost, skips;
+  std::vector<std::string> failures, warnings, lost, skips;
+  // A crash or an expired deadline breaks the scenario's own rule.
+  std::vector<std::string>& ownRule = request.should ? warnings : failures;
   std::vector<size_t> order(run.ranks.size());
   for (size_t i = 0; i < order.size(); i++) order[i] = i;
   // Earliest verdict first: later failures are mostly the peers of a rank
   // that failed and left.
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    const Rank& x = run.ranks[a];
-    const Rank& y = run.ranks[b];
-    return (x.hasVerdict ? x.verdictAt : 1e300) < (y.hasVerdict ? y.verdictAt : 1e300);
-  });
+  // A rank that crashed comes before all: the others only lost it.
+  auto when = [](const Rank& r) {
+    if (!r.hasVerdict && !r.crash.empty() && !r.expectExit) return 0.0;
+    return r.hasVerdict ? r.verdictAt : 1e300;
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return when(run.ranks[a]) < when(run.ranks[b]); });
   for (size_t i : order) {
     const Rank& r = run.ranks[i];
     std::string who = "rank " + std::to_string(i);
     if (r.hasVerdict) {
       if (r.kind == kVerdictFail)
         failures.push_back(r.text);
+      else if (r.kind == kVerdictWarn)
+        warnings.push_back(r.text);
       else if (r.kind == kVerdictLost)
         lost.push_back(r.text);
       else if (r.kind == kVerdictSkip)
@@ -446,13 +474,18 @@ Outcome Coordinator::conclude(Run& run, const RunRequest& request, bool expired)
     }
     if (r.expectExit || expired) continue;
     std::string how = r.exited ? describeWaitStatus(r.status) : "vanished";
-    failures.push_back(request.ruleLabel + ": " + who + " " + how + " without a verdict, while " +
-                       r.activity);
+    if (!r.crash.empty()) {
+      ownRule.push_back(request.ruleLabel + ": " + who + " " + how +
+                        " without a verdict: " + r.crash);
+    } else {
+      ownRule.push_back(request.ruleLabel + ": " + who + " " + how + " without a verdict, while " +
+                        r.activity);
+    }
   }
   if (expired) {
     // After what the ranks found themselves: a rank's own message is sharper.
-    failures.push_back(request.ruleLabel + ": the deadline of " + seconds(request.deadlineSec) +
-                       " expired; pending: " + pendingReport(run));
+    ownRule.push_back(request.ruleLabel + ": the deadline of " + seconds(request.deadlineSec) +
+                      " expired; pending: " + pendingReport(run));
   }
   auto join = [](const std::vector<std::string>& parts) {
     std::string s;
@@ -460,10 +493,13 @@ Outcome Coordinator::conclude(Run& run, const RunRequest& request, bool expired)
     return s;
   };
   // A rank's own finding outranks a skip, and a skip outranks the ranks
-  // that merely lost the peer that skipped.
+  // that merely lost the peer that skipped (or that warned and left).
   if (!failures.empty()) {
     out.verdict = Verdict::Fail;
     out.reason = join(failures);
+  } else if (!warnings.empty()) {
+    out.verdict = Verdict::Warn;
+    out.reason = join(warnings);
   } else if (!skips.empty()) {
     out.verdict = Verdict::NotRun;
     out.reason = skips.front();

@@ -2,6 +2,8 @@
 // Worker side of the control channel.
 #include "harness/peer.hpp"
 
+#include "harness/crash_report.hpp"
+
 #include <chrono>
 
 namespace conformance {
@@ -42,6 +44,7 @@ void Peer::reportLoop() {
 }
 
 void Peer::activity(const std::string& what) {
+  crash::setActivity(what);
   std::lock_guard<std::mutex> lock(mutex_);
   activity_ = what;
   activityGeneration_++;

@@ -30,6 +30,8 @@ enum class Msg : uint32_t {
   Quit,
   // worker -> coordinator, before its verdict
   Counters,  // n, then n × (name, value): what the rank counted (registrations by kind)
+  // worker (or probe) -> its watcher, from a signal handler or exit()
+  Crash,  // event, activity and frames, one a line (harness/crash_report.hpp)
 };
 
 // Encodes the fields of a message body.

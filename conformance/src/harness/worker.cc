@@ -2,9 +2,14 @@
 // Worker process body.
 #include "harness/worker.hpp"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 
+#include "harness/crash_report.hpp"
 #include "harness/peer.hpp"
 #include "harness/wire.hpp"
 #include "scenario/plugin_log.hpp"
@@ -17,6 +22,24 @@ double scaledDeadline(const RunConfig& config, const std::string& scenario) {
 }
 
 namespace {
+
+// The plugin's calls of NCCL's profiler callback, as NCCL would take them
+// with a profiler plugin loaded (src/plugin/profiler.cc).
+void checkProfilerEvents() {
+  ncclnet::host::ProfilerTally t = ncclnet::host::profilerTally();
+  CONF_EXPECT(t.findings == 0, Rule::ProfilerEventsWellFormed,
+              "%llu malformed profiler event(s); the first: %s",
+              static_cast<unsigned long long>(t.findings), t.firstFinding.c_str());
+}
+
+// What the rank's profiler callback received, for the report.
+void countProfilerEvents(Peer& peer) {
+  ncclnet::host::ProfilerTally t = ncclnet::host::profilerTally();
+  if (t.start) peer.count("profilerStart", t.start);
+  if (t.stop) peer.count("profilerStop", t.stop);
+  if (t.update) peer.count("profilerUpdate", t.update);
+  if (t.updateAndStop) peer.count("profilerUpdateAndStop", t.updateAndStop);
+}
 
 // Runs the body and the final teardown; returns the verdict.
 std::pair<uint32_t, std::string> runRank(const Scenario& scenario, const WorkerSpec& spec,
@@ -33,21 +56,26 @@ std::pair<uint32_t, std::string> runRank(const Scenario& scenario, const WorkerS
     std::unique_ptr<ncclnet::host::LoadedPlugin> plugin;
     peer.activity("loading the plugin");
     if (loader.load(&plugin) != ncclSuccess) {
-      fail(1, "cannot load '%s' through ncclNetPlugin_v%d: %s", config.plugin.c_str(), spec.version,
-           loader.report().outcome.c_str());
+      fail(Rule::TablesExported, "cannot load '%s' through ncclNetPlugin_v%d: %s",
+           config.plugin.c_str(), spec.version, loader.report().outcome.c_str());
     }
     {
-      Ctx ctx(*plugin, peer, config.profile, scaledDeadline(config, scenario.fullName()));
+      Ctx ctx(*plugin, peer, config.profile, scaledDeadline(config, scenario.fullName()),
+              config.ncclNewest);
+      ctx.setUnloader([&plugin] { plugin.reset(); });
       scenario.run(ctx);
+      checkProfilerEvents();
       // Nobody tears down while another rank may still use the connection.
       ctx.barrier("end of scenario");
       peer.activity("closing every comm and registration (teardown)");
     }
     peer.activity("unloading the plugin");
     plugin.reset();
+    checkProfilerEvents();
     return {kVerdictPass, ""};
   } catch (const Violation& v) {
-    return {kVerdictFail, ruleLabel(v.rule) + ": " + who + v.message};
+    return {isShould(v.rule) ? kVerdictWarn : kVerdictFail,
+            ruleLabel(v.rule) + ": " + who + v.message};
   } catch (const Skip& s) {
     return {kVerdictSkip, who + s.reason};
   } catch (const PeerLost& lost) {
@@ -60,6 +88,45 @@ std::pair<uint32_t, std::string> runRank(const Scenario& scenario, const WorkerS
 
 }  // namespace
 
+std::string encodeWorkerSpec(const WorkerSpec& spec) {
+  return std::to_string(spec.runId) + "," + spec.scenario + "," + std::to_string(spec.version) +
+         "," + std::to_string(spec.rank) + "," + std::to_string(spec.ranks) + "," +
+         spec.controlHost + "," + std::to_string(spec.controlPort);
+}
+
+bool decodeWorkerSpec(const std::string& text, WorkerSpec* spec) {
+  std::vector<std::string> f;
+  size_t start = 0;
+  for (size_t comma; (comma = text.find(',', start)) != std::string::npos; start = comma + 1)
+    f.push_back(text.substr(start, comma - start));
+  f.push_back(text.substr(start));
+  if (f.size() != 7) return false;
+  try {
+    spec->runId = std::stoull(f[0]);
+    spec->scenario = f[1];
+    spec->version = std::stoi(f[2]);
+    spec->rank = std::stoi(f[3]);
+    spec->ranks = std::stoi(f[4]);
+    spec->controlHost = f[5];
+    spec->controlPort = std::stoi(f[6]);
+  } catch (const std::exception&) {
+    return false;
+  }
+  return true;
+}
+
+int execWorker(const std::vector<std::string>& args, const WorkerSpec& spec) {
+  std::vector<std::string> all(args);
+  all.push_back("--exec-worker=" + encodeWorkerSpec(spec));
+  std::vector<char*> argv;
+  for (std::string& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  execv("/proc/self/exe", argv.data());
+  std::fprintf(stderr, "ncclnet-conformance: rank %d of %s: cannot exec a fresh process: %s\n",
+               spec.rank, spec.scenario.c_str(), std::strerror(errno));
+  return 1;
+}
+
 int runWorker(const WorkerSpec& spec, const RunConfig& config) {
   const Scenario* scenario = findScenario(spec.scenario);
   std::string error;
@@ -69,15 +136,18 @@ int runWorker(const WorkerSpec& spec, const RunConfig& config) {
                  spec.scenario.c_str(), scenario ? error.c_str() : "unknown scenario");
     return 2;
   }
+  crash::arm(fd);  // from here on, a crash is reported before the process ends
   auto channel = std::make_unique<Channel>(fd);
   channel->send(Msg::Hello, Writer().u64(spec.runId).u32(static_cast<uint32_t>(spec.rank)).data());
   Peer peer(std::move(channel), spec.rank, spec.ranks);
   auto [kind, text] = runRank(*scenario, spec, config, peer);
   std::string warnings = recentPluginWarnings();
-  if (kind == kVerdictFail && !warnings.empty()) text += " [plugin log: " + warnings + "]";
+  if ((kind == kVerdictFail || kind == kVerdictWarn) && !warnings.empty())
+    text += " [plugin log: " + warnings + "]";
+  countProfilerEvents(peer);
   peer.sendCounters();
   peer.verdict(kind, text, firstFailureMs());
-  return kind == kVerdictSkip ? kExitSkip : (kind == kVerdictPass ? 0 : 1);
+  return kind == kVerdictSkip ? kExitSkip : (kind == kVerdictPass || kind == kVerdictWarn ? 0 : 1);
 }
 
 }  // namespace conformance

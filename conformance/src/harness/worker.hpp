@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "harness/launch.hpp"
 #include "profile/profile.hpp"
@@ -17,9 +18,21 @@ struct RunConfig {
   std::string plugin;                  // NCCL_NET_PLUGIN-style entry or list
   std::optional<std::string> netName;  // NCCL_NET; nullopt: the environment's
   Profile profile;
+  // The ABI window of the NCCL being emulated (--nccl): 2.28 is v6..v11.
+  int ncclOldest = 6;
+  int ncclNewest = 12;
 };
 
 int runWorker(const WorkerSpec& spec, const RunConfig& config);
+
+// A rank in a process image of its own: the forked child exec's this
+// program again with `args` (the command line it was started with) and
+// --exec-worker, for scenarios that must see the plugin's libraries as NCCL
+// would, never loaded before in the process. Returns only on failure.
+int execWorker(const std::vector<std::string>& args, const WorkerSpec& spec);
+// The --exec-worker value, both ways.
+std::string encodeWorkerSpec(const WorkerSpec& spec);
+bool decodeWorkerSpec(const std::string& text, WorkerSpec* spec);
 
 // The scenario's deadline in seconds, time scale applied.
 double scaledDeadline(const RunConfig& config, const std::string& scenario);

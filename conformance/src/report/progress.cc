@@ -28,12 +28,13 @@ void Progress::OnTestEnd(const testing::TestInfo& info) {
   std::string test = std::string(info.test_suite_name()) + "." + info.name();
   const TestResult* r = report_.find(test);
   bool failed = info.result()->Failed();
+  bool warned = r != nullptr && r->verdict == Verdict::Warn;
   failed_ += failed;
   if (tty_) std::printf("\r\033[K");
-  if (failed || verbose_) {
+  if (failed || warned || verbose_) {
     std::printf("%-8s %s (%.2f s)\n", r ? verdictName(r->verdict) : (failed ? "fail" : "pass"),
                 test.c_str(), r ? r->seconds : 0.0);
-    if (failed && r) std::printf("         %s\n", r->reason.c_str());
+    if ((failed || warned) && r) std::printf("         %s\n", r->reason.c_str());
   } else if (!tty_ && total_ >= 10 && done_ % (total_ / 10) == 0) {
     std::printf("[%3d/%d] %d failed\n", done_, total_, failed_);
   }
@@ -47,18 +48,29 @@ void printSummary(const Report& report, const std::string& jsonPath, const std::
               report.plugin.path.c_str(), report.profilePath.c_str());
   for (auto it = byVersion.rbegin(); it != byVersion.rend(); ++it) {
     auto& c = it->second;
-    std::printf("  v%-3d %3d pass  %3d fail  %3d notrun  %3d excluded\n", it->first,
-                c[Verdict::Pass], c[Verdict::Fail], c[Verdict::NotRun], c[Verdict::Excluded]);
+    std::printf("  v%-3d %3d pass  %3d warn  %3d fail  %3d notrun  %3d excluded\n", it->first,
+                c[Verdict::Pass], c[Verdict::Warn], c[Verdict::Fail], c[Verdict::NotRun],
+                c[Verdict::Excluded]);
   }
-  for (const TestResult& r : report.results) {
-    if (r.verdict != Verdict::Fail) continue;
-    std::printf("FAIL %s\n     %s\n     rerun: %s\n", r.test.c_str(), r.reason.c_str(),
-                r.rerun.c_str());
+  // Warnings first, failures last: the last lines on a terminal are what a
+  // reader sees.
+  for (Verdict shown : {Verdict::Warn, Verdict::Fail}) {
+    for (const TestResult& r : report.results) {
+      if (r.verdict != shown) continue;
+      std::printf("%s %s\n     %s\n     rerun: %s\n", shown == Verdict::Warn ? "WARN" : "FAIL",
+                  r.test.c_str(), r.reason.c_str(), r.rerun.c_str());
+    }
   }
-  std::printf("%s: %d pass, %d fail, %d notrun, %d excluded in %.1f s\n",
+  std::string strictNote;
+  if (report.strict && report.count(Verdict::Warn) + report.count(Verdict::NotRun) > 0)
+    strictNote = " (--strict: warnings and notrun count as failures)";
+  else if (report.count(Verdict::Warn) > 0)
+    strictNote = " (warnings: SHOULD rules, docs/contract.md; --strict fails them)";
+  std::printf("%s: %d pass, %d warn, %d fail, %d notrun, %d excluded in %.1f s%s\n",
               report.passed() ? "PASS" : "FAIL", report.count(Verdict::Pass),
-              report.count(Verdict::Fail), report.count(Verdict::NotRun),
-              report.count(Verdict::Excluded), report.seconds);
+              report.count(Verdict::Warn), report.count(Verdict::Fail),
+              report.count(Verdict::NotRun), report.count(Verdict::Excluded), report.seconds,
+              strictNote.c_str());
   if (!jsonPath.empty()) std::printf("JSON report: %s\n", jsonPath.c_str());
   if (!junitPath.empty()) std::printf("JUnit report: %s\n", junitPath.c_str());
 }

@@ -41,7 +41,16 @@ void writeCounters(JsonWriter& w, const std::map<std::string, uint64_t>& counter
 }  // namespace
 
 bool Report::passed() const {
-  return count(Verdict::Fail) == 0 && (!strict || count(Verdict::NotRun) == 0);
+  return count(Verdict::Fail) == 0 &&
+         (!strict || (count(Verdict::NotRun) == 0 && count(Verdict::Warn) == 0));
+}
+
+const char* TestResult::severity() const {
+  // A warning is a SHOULD finding and a failure a MUST one, whatever the
+  // scenario's main rule (a scenario may check several).
+  if (verdict == Verdict::Warn) return severityName(Severity::Should);
+  if (verdict == Verdict::Fail) return severityName(Severity::Must);
+  return severityName(ruleInfo(rule).severity);
 }
 
 bool Report::writeJson(const std::string& path, std::string* error) const {
@@ -73,7 +82,8 @@ bool Report::writeJson(const std::string& path, std::string* error) const {
   w.key("worldSize").value(worldSize);
   w.key("strict").value(strict);
   w.key("summary").beginObject();
-  for (Verdict v : {Verdict::Pass, Verdict::Fail, Verdict::NotRun, Verdict::Excluded}) {
+  for (Verdict v :
+       {Verdict::Pass, Verdict::Warn, Verdict::Fail, Verdict::NotRun, Verdict::Excluded}) {
     w.key(verdictName(v)).value(count(v));
   }
   w.key("seconds").value(seconds);
@@ -86,6 +96,8 @@ bool Report::writeJson(const std::string& path, std::string* error) const {
     w.key("scenario").value(r.scenario);
     w.key("abi").value(r.version);
     w.key("rule").value(ruleLabel(r.rule));
+    w.key("ruleName").value(ruleInfo(r.rule).name);
+    w.key("severity").value(r.severity());
     w.key("verdict").value(verdictName(r.verdict));
     w.key("reason").value(r.reason);
     w.key("notes").beginArray();

@@ -11,6 +11,7 @@
 
 #include "harness/coordinator.hpp"
 #include "probe.hpp"
+#include "scenario/rules.hpp"
 
 namespace conformance {
 
@@ -18,7 +19,7 @@ struct TestResult {
   std::string test;      // gtest name: v12/Data.TruncationIsAnError
   std::string scenario;  // Data.TruncationIsAnError
   int version = 0;
-  int rule = 0;
+  Rule rule = Rule::ProfileExpectation;
   Verdict verdict = Verdict::Pass;
   std::string reason;
   std::vector<std::string> notes;
@@ -26,6 +27,8 @@ struct TestResult {
   std::string rerun;  // the command that runs it alone
   // What the ranks counted, e.g. cudaRegistrations, dmabufRegistrations.
   std::map<std::string, uint64_t> counters{};
+
+  const char* severity() const;  // "MUST" or "SHOULD"
 };
 
 struct Report {

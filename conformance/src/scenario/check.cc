@@ -33,7 +33,7 @@ std::string format(const char* fmt, ...) {
   return s;
 }
 
-void fail(int rule, const char* fmt, ...) {
+void fail(Rule rule, const char* fmt, ...) {
   va_list args;
   va_start(args, fmt);
   std::string s = vformat(fmt, args);

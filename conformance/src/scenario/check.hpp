@@ -7,11 +7,12 @@
 #include <string>
 
 #include "ncclnet/abi/net.h"
+#include "scenario/rules.hpp"
 
 namespace conformance {
 
 struct Violation {
-  int rule;
+  Rule rule;
   std::string message;
 };
 
@@ -19,7 +20,7 @@ struct Skip {
   std::string reason;
 };
 
-[[noreturn]] void fail(int rule, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+[[noreturn]] void fail(Rule rule, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 [[noreturn]] void skip(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -19,8 +19,8 @@ std::string ptr(const void* p) {
 }  // namespace
 
 Ctx::Ctx(ncclnet::host::LoadedPlugin& plugin, Peer& peer, const Profile& profile,
-         double deadlineSec)
-    : plugin_(plugin), peer_(peer), profile_(profile) {
+         double deadlineSec, int ncclNewest)
+    : plugin_(plugin), peer_(peer), profile_(profile), ncclNewest_(ncclNewest) {
   // A non-blocking call returns in far less than a second even on a loaded
   // machine; waits end well before the coordinator's deadline so that the
   // rank that sees the problem names it.
@@ -49,6 +49,14 @@ void Ctx::releaseAll() {
   haveCurrent_ = false;
 }
 
+void Ctx::unloadPlugin() {
+  releaseAll();
+  if (!unload_) skip("this host cannot unload the plugin it runs the scenario on");
+  activity("dlclose of the plugin (the rank's last handle)");
+  unload_();
+  unload_ = nullptr;
+}
+
 void Ctx::forget(std::vector<void*>& list, void* p) {
   list.erase(std::remove(list.begin(), list.end(), p), list.end());
 }
@@ -63,7 +71,8 @@ void* Ctx::newContext(int trafficClass) {
   void* context = nullptr;
   activity(format("init(trafficClass %d)", trafficClass));
   uint64_t commId = 0x5eed0000ull + static_cast<uint64_t>(rank()) * 64 + contexts_.size();
-  CONF_OK(net().init(&context, commId, &config, pluginLogger(), nullptr), 3, "init()");
+  CONF_OK(net().init(&context, commId, &config, pluginLogger(), ncclnet::host::profilerCallback()),
+          Rule::InitPerCommunicator, "init()");
   contexts_.push_back(context);
   return context;
 }
@@ -77,14 +86,14 @@ void Ctx::finalizeContext(void* context) {
   contexts_.erase(std::find(contexts_.begin(), contexts_.end(), context));
   if (haveCurrent_ && current_ == context) haveCurrent_ = false;
   activity("finalize()");
-  CONF_OK(net().finalize(context), 3, "finalize()");
+  CONF_OK(net().finalize(context), Rule::InitPerCommunicator, "finalize()");
 }
 
 int Ctx::devices() {
   comm();
   int n = 0;
-  CONF_OK(net().devices(&n), 4, "devices()");
-  CONF_EXPECT(n >= 1, 4, "devices() reported %d devices", n);
+  CONF_OK(net().devices(&n), Rule::DevicesReported, "devices()");
+  CONF_EXPECT(n >= 1, Rule::DevicesReported, "devices() reported %d devices", n);
   return n;
 }
 
@@ -94,11 +103,12 @@ const ncclNetProperties_v12_t& Ctx::props(int dev) {
     props_.resize(static_cast<size_t>(n));
     for (int d = 0; d < n; d++) {
       std::memset(static_cast<void*>(&props_[d]), 0, sizeof(props_[d]));
-      CONF_OK(net().getProperties(d, &props_[d]), 4, format("getProperties(%d)", d));
+      CONF_OK(net().getProperties(d, &props_[d]), Rule::DevicesReported,
+              format("getProperties(%d)", d));
     }
   }
-  CONF_EXPECT(dev >= 0 && dev < static_cast<int>(props_.size()), 4, "device %d does not exist",
-              dev);
+  CONF_EXPECT(dev >= 0 && dev < static_cast<int>(props_.size()), Rule::DevicesReported,
+              "device %d does not exist", dev);
   return props_[static_cast<size_t>(dev)];
 }
 
@@ -107,23 +117,27 @@ void* Ctx::listen(int dev, Handle* handle) {
   void* listenComm = nullptr;
   activity(format("listen(dev %d)", dev));
   double start = nowSeconds();
-  CONF_OK(net().listen(c, dev, handle->bytes, &listenComm), 21, format("listen(dev %d)", dev));
+  CONF_OK(net().listen(c, dev, handle->bytes, &listenComm), Rule::ListenNeverBlocks,
+          format("listen(dev %d)", dev));
   double took = nowSeconds() - start;
-  CONF_EXPECT(took <= callLimit_, 21, "listen(dev %d) took %.2f s: it must not block", dev, took);
-  CONF_EXPECT(listenComm != nullptr, 21, "listen(dev %d) succeeded but left listenComm NULL", dev);
+  CONF_EXPECT(took <= callLimit_, Rule::ListenNeverBlocks,
+              "listen(dev %d) took %.2f s: it must not block", dev, took);
+  CONF_EXPECT(listenComm != nullptr, Rule::ListenNeverBlocks,
+              "listen(dev %d) succeeded but left listenComm NULL", dev);
   listens_.push_back(listenComm);
   return listenComm;
 }
 
 void* Ctx::connectOnce(int dev, Handle* handle, ncclNetDeviceHandle_v12_t** devComm, int attempt) {
   void* sendComm = nullptr;
+  void* context = comm();  // first, so that its init is not the activity shown
   activity(format("connect(dev %d), call #%d", dev, attempt));
   double start = nowSeconds();
-  CONF_OK(net().connect(comm(), dev, handle->bytes, &sendComm, devComm), 22,
-          format("connect(dev %d) call #%d", dev, attempt));
+  CONF_OK(net().connect(context, dev, handle->bytes, &sendComm, devComm),
+          Rule::ConnectAcceptNeverBlock, format("connect(dev %d) call #%d", dev, attempt));
   double took = nowSeconds() - start;
-  CONF_EXPECT(took <= callLimit_, 22, "connect(dev %d) call #%d blocked for %.2f s", dev, attempt,
-              took);
+  CONF_EXPECT(took <= callLimit_, Rule::ConnectAcceptNeverBlock,
+              "connect(dev %d) call #%d blocked for %.2f s", dev, attempt, took);
   if (sendComm != nullptr) sends_.push_back(sendComm);
   return sendComm;
 }
@@ -132,9 +146,11 @@ void* Ctx::acceptOnce(void* listenComm, ncclNetDeviceHandle_v12_t** devComm, int
   void* recvComm = nullptr;
   activity(format("accept(listenComm %s), call #%d", ptr(listenComm).c_str(), attempt));
   double start = nowSeconds();
-  CONF_OK(net().accept(listenComm, &recvComm, devComm), 22, format("accept() call #%d", attempt));
+  CONF_OK(net().accept(listenComm, &recvComm, devComm), Rule::ConnectAcceptNeverBlock,
+          format("accept() call #%d", attempt));
   double took = nowSeconds() - start;
-  CONF_EXPECT(took <= callLimit_, 22, "accept() call #%d blocked for %.2f s", attempt, took);
+  CONF_EXPECT(took <= callLimit_, Rule::ConnectAcceptNeverBlock,
+              "accept() call #%d blocked for %.2f s", attempt, took);
   if (recvComm != nullptr) recvs_.push_back(recvComm);
   return recvComm;
 }
@@ -145,8 +161,9 @@ void* Ctx::connect(int dev, Handle* handle) {
   for (int attempt = 1;; attempt++) {
     void* sendComm = connectOnce(dev, handle, &devComm, attempt);
     if (sendComm != nullptr) return sendComm;
-    CONF_EXPECT(nowSeconds() < limit, 22, "connect(dev %d) still not done after %d calls in %.1f s",
-                dev, attempt, waitLimit_);
+    CONF_EXPECT(nowSeconds() < limit, Rule::ConnectAcceptNeverBlock,
+                "connect(dev %d) still not done after %d calls in %.1f s", dev, attempt,
+                waitLimit_);
     sched_yield();
   }
 }
@@ -157,8 +174,8 @@ void* Ctx::accept(void* listenComm) {
   for (int attempt = 1;; attempt++) {
     void* recvComm = acceptOnce(listenComm, &devComm, attempt);
     if (recvComm != nullptr) return recvComm;
-    CONF_EXPECT(nowSeconds() < limit, 22, "accept() still not done after %d calls in %.1f s",
-                attempt, waitLimit_);
+    CONF_EXPECT(nowSeconds() < limit, Rule::ConnectAcceptNeverBlock,
+                "accept() still not done after %d calls in %.1f s", attempt, waitLimit_);
     sched_yield();
   }
 }
@@ -182,25 +199,25 @@ void* Ctx::link(int src, int dst, const std::string& label, int dev) {
 void Ctx::closeListen(void* listenComm) {
   forget(listens_, listenComm);
   activity("closeListen()");
-  CONF_OK(net().closeListen(listenComm), 21, "closeListen()");
+  CONF_OK(net().closeListen(listenComm), Rule::ListenNeverBlocks, "closeListen()");
 }
 
 void Ctx::closeSend(void* sendComm) {
   forget(sends_, sendComm);
   activity("closeSend()");
-  CONF_OK(net().closeSend(sendComm), 27, "closeSend()");
+  CONF_OK(net().closeSend(sendComm), Rule::DeregMrReleases, "closeSend()");
 }
 
 void Ctx::closeRecv(void* recvComm) {
   forget(recvs_, recvComm);
   activity("closeRecv()");
-  CONF_OK(net().closeRecv(recvComm), 27, "closeRecv()");
+  CONF_OK(net().closeRecv(recvComm), Rule::DeregMrReleases, "closeRecv()");
 }
 
 void* Ctx::reg(void* comm, void* data, size_t size) {
   void* mhandle = nullptr;
   activity(format("regMr(%zu B, HOST)", size));
-  CONF_OK(net().regMr(comm, data, size, NCCL_PTR_HOST, &mhandle), 25,
+  CONF_OK(net().regMr(comm, data, size, NCCL_PTR_HOST, &mhandle), Rule::RegMrHostAndCuda,
           format("regMr(%zu B, NCCL_PTR_HOST)", size));
   mrs_.push_back(Mr{comm, mhandle});
   count("hostRegistrations");
@@ -210,7 +227,7 @@ void* Ctx::reg(void* comm, void* data, size_t size) {
 void* Ctx::regCuda(void* comm, void* data, size_t size) {
   void* mhandle = nullptr;
   activity(format("regMr(%zu B, CUDA)", size));
-  CONF_OK(net().regMr(comm, data, size, NCCL_PTR_CUDA, &mhandle), 25,
+  CONF_OK(net().regMr(comm, data, size, NCCL_PTR_CUDA, &mhandle), Rule::RegMrHostAndCuda,
           format("regMr(%p, %zu B, NCCL_PTR_CUDA)", data, size));
   mrs_.push_back(Mr{comm, mhandle});
   count("cudaRegistrations");
@@ -221,7 +238,8 @@ void* Ctx::regDmaBuf(void* comm, void* data, size_t size, uint64_t offset, int f
   void* mhandle = nullptr;
   activity(
       format("regMrDmaBuf(%zu B, offset %llu)", size, static_cast<unsigned long long>(offset)));
-  CONF_OK(net().regMrDmaBuf(comm, data, size, NCCL_PTR_CUDA, offset, fd, &mhandle), 26,
+  CONF_OK(net().regMrDmaBuf(comm, data, size, NCCL_PTR_CUDA, offset, fd, &mhandle),
+          Rule::RegMrDmaBuf,
           format("regMrDmaBuf(%p, %zu B, NCCL_PTR_CUDA, offset %llu, fd %d)", data, size,
                  static_cast<unsigned long long>(offset), fd));
   mrs_.push_back(Mr{comm, mhandle});
@@ -230,7 +248,7 @@ void* Ctx::regDmaBuf(void* comm, void* data, size_t size, uint64_t offset, int f
 }
 
 void Ctx::dereg(void* comm, void* mhandle) {
-  CONF_OK(tryDereg(comm, mhandle), 27, "deregMr()");
+  CONF_OK(tryDereg(comm, mhandle), Rule::DeregMrReleases, "deregMr()");
 }
 
 ncclResult_t Ctx::tryDereg(void* comm, void* mhandle) {
@@ -250,11 +268,11 @@ void* Ctx::isend(void* sendComm, void* data, size_t size, int tag, void* mhandle
   double limit = nowSeconds() + waitLimit_;
   for (int attempt = 1;; attempt++) {
     void* request = nullptr;
-    CONF_OK(net().isend(sendComm, data, size, tag, mhandle, nullptr, &request), 29,
-            "isend(" + what + ")");
+    CONF_OK(net().isend(sendComm, data, size, tag, mhandle, nullptr, &request),
+            Rule::NullRequestRetry, "isend(" + what + ")");
     if (request != nullptr) return request;
-    CONF_EXPECT(nowSeconds() < limit, 28, "isend(%s) kept returning a NULL request for %.1f s",
-                what.c_str(), waitLimit_);
+    CONF_EXPECT(nowSeconds() < limit, Rule::InFlightLimits,
+                "isend(%s) kept returning a NULL request for %.1f s", what.c_str(), waitLimit_);
     sched_yield();
   }
 }
@@ -263,8 +281,8 @@ void* Ctx::isendOnce(void* sendComm, void* data, size_t size, int tag, void* mha
                      const std::string& what) {
   activity("isend(" + what + "), once");
   void* request = nullptr;
-  CONF_OK(net().isend(sendComm, data, size, tag, mhandle, nullptr, &request), 29,
-          "isend(" + what + ")");
+  CONF_OK(net().isend(sendComm, data, size, tag, mhandle, nullptr, &request),
+          Rule::NullRequestRetry, "isend(" + what + ")");
   return request;
 }
 
@@ -274,16 +292,17 @@ void* Ctx::irecv(void* recvComm, int n, void** data, size_t* sizes, int* tags, v
   double limit = nowSeconds() + waitLimit_;
   for (int attempt = 1;; attempt++) {
     void* request = nullptr;
-    CONF_OK(net().irecv(recvComm, n, data, sizes, tags, mhandles, nullptr, &request), 29,
-            "irecv(" + what + ")");
+    CONF_OK(net().irecv(recvComm, n, data, sizes, tags, mhandles, nullptr, &request),
+            Rule::NullRequestRetry, "irecv(" + what + ")");
     if (request != nullptr) return request;
-    CONF_EXPECT(nowSeconds() < limit, 28, "irecv(%s) kept returning a NULL request for %.1f s",
-                what.c_str(), waitLimit_);
+    CONF_EXPECT(nowSeconds() < limit, Rule::InFlightLimits,
+                "irecv(%s) kept returning a NULL request for %.1f s", what.c_str(), waitLimit_);
     sched_yield();
   }
 }
 
-ncclResult_t Ctx::wait(void* request, int* sizes, const std::string& what, int rule, double limit) {
+ncclResult_t Ctx::wait(void* request, int* sizes, const std::string& what, Rule rule,
+                       double limit) {
   activity("test(" + what + ") until done");
   double end = nowSeconds() + (limit > 0 ? limit : waitLimit_);
   for (uint64_t polls = 1;; polls++) {
@@ -309,7 +328,8 @@ void Ctx::transfer(void* comm, int src, int dst, size_t size, uint64_t seed, int
     void* mh = reg(sendComm, buffer.data(), size);
     void* request = isend(sendComm, buffer.data(), size, tag, mh, what);
     int sent = -1;
-    CONF_OK(wait(request, &sent, "isend " + what), 35, "test(isend " + what + ")");
+    CONF_OK(wait(request, &sent, "isend " + what), Rule::CompletionReportsSizes,
+            "test(isend " + what + ")");
     dereg(sendComm, mh);
   } else if (rank() == dst) {
     Buffer buffer(size);
@@ -319,14 +339,16 @@ void Ctx::transfer(void* comm, int src, int dst, size_t size, uint64_t seed, int
     size_t capacity = size;
     void* request = irecv(recvComm, 1, &data, &capacity, &tag, &mh, what);
     int received = -1;
-    CONF_OK(wait(request, &received, "irecv " + what), 35, "test(irecv " + what + ")");
-    CONF_EXPECT(received == static_cast<int>(std::min<size_t>(size, INT32_MAX)), 35,
-                "the receive of %s completed with sizes[0] = %d", what.c_str(), received);
+    CONF_OK(wait(request, &received, "irecv " + what), Rule::CompletionReportsSizes,
+            "test(irecv " + what + ")");
+    CONF_EXPECT(received == static_cast<int>(std::min<size_t>(size, INT32_MAX)),
+                Rule::CompletionReportsSizes, "the receive of %s completed with sizes[0] = %d",
+                what.c_str(), received);
     size_t bad = buffer.verify(seed, 0, size);
-    CONF_EXPECT(bad == Buffer::kMismatch, 35, "byte %zu of the %s message is wrong", bad,
-                what.c_str());
+    CONF_EXPECT(bad == Buffer::kMismatch, Rule::CompletionReportsSizes,
+                "byte %zu of the %s message is wrong", bad, what.c_str());
     long where = 0;
-    CONF_EXPECT(buffer.guardsIntact(&where), 32,
+    CONF_EXPECT(buffer.guardsIntact(&where), Rule::TruncationIsAnError,
                 "the plugin wrote at offset %ld outside the %zu B receive buffer", where, size);
     dereg(recvComm, mh);
   }

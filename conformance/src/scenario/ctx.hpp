@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,9 @@ struct Handle {
 
 class Ctx {
  public:
-  Ctx(ncclnet::host::LoadedPlugin& plugin, Peer& peer, const Profile& profile, double deadlineSec);
+  // `ncclNewest`: the newest ABI version of the NCCL being emulated (--nccl).
+  Ctx(ncclnet::host::LoadedPlugin& plugin, Peer& peer, const Profile& profile, double deadlineSec,
+      int ncclNewest);
   ~Ctx();
   Ctx(const Ctx&) = delete;
   Ctx& operator=(const Ctx&) = delete;
@@ -34,9 +37,14 @@ class Ctx {
   int rank() const { return peer_.rank(); }
   int nranks() const { return peer_.nranks(); }
   int version() const { return plugin_.version(); }
+  int ncclNewestVersion() const { return ncclNewest_; }
   ncclnet::host::NetView& net() { return plugin_.net(); }
   ncclnet::host::LoadedPlugin& plugin() { return plugin_; }
   Peer& peer() { return peer_; }
+  // Closes the rank's own handle on the plugin library (so a scenario can
+  // see it really unloaded); nothing of the plugin may be used after it.
+  void unloadPlugin();
+  void setUnloader(std::function<void()> unload) { unload_ = std::move(unload); }
   const Profile& profile() const { return profile_; }
 
   // Limits, already scaled: a single call that should return at once, a
@@ -108,8 +116,8 @@ class Ctx {
                   const std::string& what);
   // Polls test() until done. Returns the result of the last test(); a request
   // still not done after `limit` (default waitLimit()) breaks `rule`.
-  ncclResult_t wait(void* request, int* sizes, const std::string& what, int rule = 35,
-                    double limit = 0);
+  ncclResult_t wait(void* request, int* sizes, const std::string& what,
+                    Rule rule = Rule::CompletionReportsSizes, double limit = 0);
   // Sends `size` patterned bytes from rank src and receives them on rank dst,
   // verifying every byte; both ranks call it with their end of the link.
   void transfer(void* comm, int src, int dst, size_t size, uint64_t seed, int tag = 0);
@@ -128,6 +136,8 @@ class Ctx {
   double callLimit_;
   double waitLimit_;
   double syncLimit_;
+  int ncclNewest_;
+  std::function<void()> unload_;
   std::vector<void*> contexts_;
   void* current_ = nullptr;
   bool haveCurrent_ = false;

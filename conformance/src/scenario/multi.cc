@@ -51,13 +51,14 @@ std::vector<void*> linkMany(Ctx& c, int src, int dst, int count, const std::stri
         if (c.rank() == dst) c.closeListen(listens[i]);
       }
     }
-    CONF_EXPECT(nowSeconds() < limit, 22, "%d of %d interleaved %s still not done after %.1f s",
-                remaining, count, c.rank() == src ? "connects" : "accepts", c.waitLimit());
+    CONF_EXPECT(nowSeconds() < limit, Rule::ConnectAcceptNeverBlock,
+                "%d of %d interleaved %s still not done after %.1f s", remaining, count,
+                c.rank() == src ? "connects" : "accepts", c.waitLimit());
   }
   return comms;
 }
 
-void checkEachConnection(Ctx& c, const std::vector<void*>& comms, int src, int dst, int rule) {
+void checkEachConnection(Ctx& c, const std::vector<void*>& comms, int src, int dst, Rule rule) {
   size_t n = comms.size();
   std::vector<std::unique_ptr<Buffer>> buffers;
   std::vector<void*> mrs(n), requests(n);
@@ -71,8 +72,8 @@ void checkEachConnection(Ctx& c, const std::vector<void*>& comms, int src, int d
     }
     for (size_t i = 0; i < n; i++) {
       int size = 0;
-      CONF_OK(c.wait(requests[i], &size, format("isend on connection %zu", i)), 35,
-              format("test(isend on connection %zu)", i));
+      CONF_OK(c.wait(requests[i], &size, format("isend on connection %zu", i)),
+              Rule::CompletionReportsSizes, format("test(isend on connection %zu)", i));
     }
   } else if (c.rank() == dst) {
     constexpr size_t kCapacity = 1 << 16;
@@ -87,8 +88,8 @@ void checkEachConnection(Ctx& c, const std::vector<void*>& comms, int src, int d
     }
     for (size_t i = 0; i < n; i++) {
       int size = -1;
-      CONF_OK(c.wait(requests[i], &size, format("irecv on connection %zu", i)), 35,
-              format("test(irecv on connection %zu)", i));
+      CONF_OK(c.wait(requests[i], &size, format("irecv on connection %zu", i)),
+              Rule::CompletionReportsSizes, format("test(irecv on connection %zu)", i));
       if (size == static_cast<int>(sizeOf(i)) &&
           buffers[i]->verify(seedOf(i), 0, sizeOf(i)) == Buffer::kMismatch) {
         continue;

@@ -16,6 +16,6 @@ std::vector<void*> linkMany(Ctx& c, int src, int dst, int count, const std::stri
 
 // Sends message i (its own size and seed) on connection i, all posted
 // before any is waited for, and checks that connection i received message i.
-void checkEachConnection(Ctx& c, const std::vector<void*>& comms, int src, int dst, int rule);
+void checkEachConnection(Ctx& c, const std::vector<void*>& comms, int src, int dst, Rule rule);
 
 }  // namespace conformance

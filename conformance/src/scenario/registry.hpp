@@ -13,11 +13,14 @@ namespace conformance {
 struct Scenario {
   const char* area;  // gtest suite: Load, Properties, Init, Connect, ...
   const char* name;  // gtest name: the behaviour, in CamelCase
-  int rule;          // the rule it checks (crashes and deadlines name it)
+  Rule rule;         // the rule it checks (crashes and deadlines name it)
   int ranks;         // processes it needs
   int minVersion;    // oldest ABI version it applies to
   void (*run)(Ctx&);
   const char* summary;  // one line, for --list and the docs
+  // Each rank runs in a process image of its own (fork, then exec), not a
+  // fork of the coordinator, which keeps the plugin's dependencies loaded.
+  bool freshProcess = false;
 
   std::string fullName() const { return std::string(area) + "." + name; }
 };

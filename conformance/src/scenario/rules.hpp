@@ -1,25 +1,82 @@
 // SPDX-License-Identifier: Apache-2.0
-// The contract rules a scenario checks, numbered as in the net-plugin
-// contract checklist (docs/conformance.md), so a failure names the rule.
+// The rules of the net-plugin contract the suite checks. Each has a number
+// and a name (both as in docs/contract.md, which says for each what NCCL
+// does that relies on it), a one-line title and a severity: a MUST
+// violation breaks, hangs or corrupts an NCCL job and fails the run; a
+// SHOULD violation is robustness NCCL itself does not exercise, reported as
+// a warning (a failure under --strict).
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace conformance {
 
-// 1..40: the contract checklist. 100 + n is field rule Fn, a failure seen in
-// the field that the checklist does not number (n: its row in the pain-point
-// table of the landscape notes, 16 for the negative tests); 0 is an
-// expectation written in the profile.
-constexpr int kRuleProfile = 0;
-constexpr int kRulePeerDeath = 108;
-constexpr int kRuleCloseInFlight = 112;
-constexpr int kRuleLeaks = 113;
-constexpr int kRuleErrorPaths = 116;
+enum class Rule : int {
+  ProfileExpectation = 0,
+  TablesExported = 1,
+  NameSetAndConsistent = 2,
+  InitPerCommunicator = 3,
+  DevicesReported = 4,
+  PhandlesMayBeNull = 5,
+  PciPathValid = 6,
+  NamesUnique = 8,
+  PtrSupportCoherent = 9,
+  GlobalRegistrationCheap = 10,
+  ForceFlushHonoured = 11,
+  SpeedPositive = 12,
+  LatencyValid = 14,
+  MaxCommsPositive = 15,
+  MaxRecvsInRange = 16,
+  DeviceTypeKnown = 17,
+  MaxBytesInRange = 18,
+  VirtualDevicesValid = 19,
+  NewerFieldsValid = 20,
+  ListenNeverBlocks = 21,
+  ConnectAcceptNeverBlock = 22,
+  DevCommMayBeNull = 23,
+  TrafficClassAccepted = 24,
+  RegMrHostAndCuda = 25,
+  RegMrDmaBuf = 26,
+  DeregMrReleases = 27,
+  InFlightLimits = 28,
+  NullRequestRetry = 29,
+  TagRouting = 30,
+  GroupedCompletion = 31,
+  TruncationIsAnError = 32,
+  ZeroByteMessages = 33,
+  OptionalCompletionTestable = 34,
+  CompletionReportsSizes = 35,
+  FlushMakesVisible = 36,
+  IrecvConsumedAccepted = 37,
+  ThreadSafe = 40,
+  ProfilerEventsWellFormed = 41,
+  ReinitAfterLastFinalize = 42,
+  ReloadAfterUnload = 43,
+  PeerDeathSurfaces = 50,
+  CloseWithRequestsInFlight = 51,
+  NoLeaks = 52,
+  GarbageHandlesRejected = 53,
+  BadMhandlesRejected = 54,
+};
 
-// "rule 30 (tags route a send into a buffer of the oldest grouped receive)".
-std::string ruleLabel(int rule);
-// The short title alone (docs and the JSON report).
-const char* ruleTitle(int rule);
+enum class Severity { Must, Should };
+
+struct RuleInfo {
+  Rule rule;
+  const char* name;  // "TagRouting", as in docs/contract.md
+  Severity severity;
+  const char* title;  // one line: what the plugin must do
+};
+
+// Every rule, in number order.
+const std::vector<RuleInfo>& allRules();
+const RuleInfo& ruleInfo(Rule rule);
+int ruleNumber(Rule rule);
+const char* severityName(Severity s);  // "MUST" / "SHOULD"
+bool isShould(Rule rule);
+
+// "rule 30 TagRouting (tags route a send into ...)".
+std::string ruleLabel(Rule rule);
 
 }  // namespace conformance

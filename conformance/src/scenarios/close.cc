@@ -70,7 +70,7 @@ void inFlight(Ctx& c) {
     c.closeSend(b);
   }
   double took = nowSeconds() - start;
-  CONF_EXPECT(took <= c.callLimit() * 5, kRuleCloseInFlight,
+  CONF_EXPECT(took <= c.callLimit() * 5, Rule::CloseWithRequestsInFlight,
               "closing comms with requests in flight took %.1f s", took);
 }
 
@@ -105,7 +105,7 @@ void cycles(Ctx& c) {
   }
   c.barrier("every cycle closed");
   size_t after = openDescriptors();
-  CONF_EXPECT(after <= before + 2, kRuleLeaks,
+  CONF_EXPECT(after <= before + 2, Rule::NoLeaks,
               "%d connect/transfer/close cycles left %zu more open descriptors (%zu -> %zu)",
               kCycles, after - before, before, after);
 }
@@ -113,12 +113,12 @@ void cycles(Ctx& c) {
 }  // namespace
 
 void addCloseScenarios(std::vector<Scenario>& out) {
-  out.push_back({"Close", "EitherSideFirst", 27, 2, 6, ordering,
+  out.push_back({"Close", "EitherSideFirst", Rule::DeregMrReleases, 2, 6, ordering,
                  "closeSend before closeRecv and the reverse, after deregistration"});
   out.push_back(
-      {"Close", "WithRequestsInFlight", kRuleCloseInFlight, 2, 6, inFlight,
+      {"Close", "WithRequestsInFlight", Rule::CloseWithRequestsInFlight, 2, 6, inFlight,
        "deregMr and close with sends and receives that never complete: no hang, no crash"});
-  out.push_back({"Close", "CyclesDoNotLeak", kRuleLeaks, 2, 6, cycles,
+  out.push_back({"Close", "CyclesDoNotLeak", Rule::NoLeaks, 2, 6, cycles,
                  "20 connect/transfer/close cycles return every file descriptor"});
 }
 

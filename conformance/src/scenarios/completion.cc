@@ -28,9 +28,10 @@ void nullSizes(Ctx& c) {
   } else {
     r = postRecv(c, comm, buf, &mh, "8192 B");
   }
-  CONF_OK(c.wait(r, nullptr, "test(request, &done, NULL)"), 35, "test() with sizes = NULL");
+  CONF_OK(c.wait(r, nullptr, "test(request, &done, NULL)"), Rule::CompletionReportsSizes,
+          "test() with sizes = NULL");
   if (c.rank() == 1)
-    CONF_EXPECT(buf.verify(35) == Buffer::kMismatch, 35,
+    CONF_EXPECT(buf.verify(35) == Buffer::kMismatch, Rule::CompletionReportsSizes,
                 "the data tested with sizes = NULL is wrong");
 }
 
@@ -45,17 +46,19 @@ void flushHost(Ctx& c) {
     void* mh = nullptr;
     void* r = postRecv(c, comm, buf, &mh, "65536 B");
     int size = -1;
-    CONF_OK(c.wait(r, &size, "irecv 65536 B"), 35, "test(irecv)");
+    CONF_OK(c.wait(r, &size, "irecv 65536 B"), Rule::CompletionReportsSizes, "test(irecv)");
     void* data = buf.data();
     void* flush = reinterpret_cast<void*>(0xdead);
     c.activity("iflush(host memory)");
-    CONF_OK(c.net().iflush(comm, 1, &data, &size, &mh, &flush), 36, "iflush(host memory)");
-    CONF_EXPECT(flush != reinterpret_cast<void*>(0xdead), 36,
+    CONF_OK(c.net().iflush(comm, 1, &data, &size, &mh, &flush), Rule::FlushMakesVisible,
+            "iflush(host memory)");
+    CONF_EXPECT(flush != reinterpret_cast<void*>(0xdead), Rule::FlushMakesVisible,
                 "iflush returned without writing *request");
     if (flush != nullptr)
-      CONF_OK(c.wait(flush, nullptr, "test(flush request, sizes = NULL)", 36), 36,
-              "test(flush request)");
-    CONF_EXPECT(buf.verify(36 + i) == Buffer::kMismatch, 36, "data is wrong after iflush");
+      CONF_OK(c.wait(flush, nullptr, "test(flush request, sizes = NULL)", Rule::FlushMakesVisible),
+              Rule::FlushMakesVisible, "test(flush request)");
+    CONF_EXPECT(buf.verify(36 + i) == Buffer::kMismatch, Rule::FlushMakesVisible,
+                "data is wrong after iflush");
     c.dereg(comm, mh);
   }
 }
@@ -76,10 +79,12 @@ void consumed(Ctx& c) {
     void* mh = nullptr;
     void* r = postRecv(c, comm, buf, &mh, format("receive #%d", i));
     int size = -1;
-    CONF_OK(c.wait(r, &size, format("irecv #%d", i)), 35, "test(irecv)");
+    CONF_OK(c.wait(r, &size, format("irecv #%d", i)), Rule::CompletionReportsSizes, "test(irecv)");
     c.activity(format("irecvConsumed(receive #%d)", i));
-    CONF_OK(c.net().irecvConsumed(comm, 1, r), 37, format("irecvConsumed(receive #%d)", i));
-    CONF_EXPECT(buf.verify(3700 + i) == Buffer::kMismatch, 35, "receive #%d holds wrong bytes", i);
+    CONF_OK(c.net().irecvConsumed(comm, 1, r), Rule::IrecvConsumedAccepted,
+            format("irecvConsumed(receive #%d)", i));
+    CONF_EXPECT(buf.verify(3700 + i) == Buffer::kMismatch, Rule::CompletionReportsSizes,
+                "receive #%d holds wrong bytes", i);
     c.dereg(comm, mh);
   }
 }
@@ -87,11 +92,11 @@ void consumed(Ctx& c) {
 }  // namespace
 
 void addCompletionScenarios(std::vector<Scenario>& out) {
-  out.push_back({"Completion", "TestWithNullSizes", 35, 2, 6, nullSizes,
+  out.push_back({"Completion", "TestWithNullSizes", Rule::CompletionReportsSizes, 2, 6, nullSizes,
                  "test(request, &done, NULL) on a send and a receive"});
-  out.push_back({"Completion", "FlushHostMemory", 36, 2, 6, flushHost,
+  out.push_back({"Completion", "FlushHostMemory", Rule::FlushMakesVisible, 2, 6, flushHost,
                  "iflush after a host receive: NULL or a request that completes"});
-  out.push_back({"Completion", "IrecvConsumed", 37, 2, 7, consumed,
+  out.push_back({"Completion", "IrecvConsumed", Rule::IrecvConsumedAccepted, 2, 7, consumed,
                  "irecvConsumed after each of 96 completed receives (when provided)"});
 }
 

@@ -26,7 +26,8 @@ void* connectWith(Ctx& c, Handle* h, ncclNetDeviceHandle_v12_t** devComm) {
   for (int attempt = 1;; attempt++) {
     void* comm = c.connectOnce(0, h, devComm, attempt);
     if (comm != nullptr) return comm;
-    CONF_EXPECT(nowSeconds() < limit, 22, "connect() not done after %d calls", attempt);
+    CONF_EXPECT(nowSeconds() < limit, Rule::ConnectAcceptNeverBlock,
+                "connect() not done after %d calls", attempt);
   }
 }
 
@@ -35,7 +36,8 @@ void* acceptWith(Ctx& c, void* listenComm, ncclNetDeviceHandle_v12_t** devComm) 
   for (int attempt = 1;; attempt++) {
     void* comm = c.acceptOnce(listenComm, devComm, attempt);
     if (comm != nullptr) return comm;
-    CONF_EXPECT(nowSeconds() < limit, 22, "accept() not done after %d calls", attempt);
+    CONF_EXPECT(nowSeconds() < limit, Rule::ConnectAcceptNeverBlock,
+                "accept() not done after %d calls", attempt);
   }
 }
 
@@ -56,7 +58,8 @@ void connectDoesNotBlock(Ctx& c) {
     try {
       c.barrier("connect polled before any accept");
     } catch (const PeerLost& lost) {
-      fail(22, "rank 0's connect() did not return while no accept() had been called: %s",
+      fail(Rule::ConnectAcceptNeverBlock,
+           "rank 0's connect() did not return while no accept() had been called: %s",
            lost.why.c_str());
     }
     comm = c.accept(listenComm);
@@ -74,7 +77,8 @@ void acceptDoesNotBlock(Ctx& c) {
   if (c.rank() == 1) {
     // Nobody connects yet: a blocking accept never returns.
     for (int attempt = 1; attempt <= 5; attempt++) {
-      CONF_EXPECT(c.acceptOnce(listenComm, &devComm, attempt) == nullptr, 22,
+      CONF_EXPECT(c.acceptOnce(listenComm, &devComm, attempt) == nullptr,
+                  Rule::ConnectAcceptNeverBlock,
                   "accept() returned a recvComm although nobody had connected");
     }
     c.barrier("accept polled before any connect");
@@ -84,7 +88,8 @@ void acceptDoesNotBlock(Ctx& c) {
     try {
       c.barrier("accept polled before any connect");
     } catch (const PeerLost& lost) {
-      fail(22, "rank 1's accept() did not return while nobody had connected: %s", lost.why.c_str());
+      fail(Rule::ConnectAcceptNeverBlock,
+           "rank 1's accept() did not return while nobody had connected: %s", lost.why.c_str());
     }
     comm = c.connect(0, &h);
   }
@@ -93,7 +98,7 @@ void acceptDoesNotBlock(Ctx& c) {
 
 void interleaved(Ctx& c) {
   std::vector<void*> comms = linkMany(c, 0, 1, 4, "four connections");
-  checkEachConnection(c, comms, 0, 1, 22);
+  checkEachConnection(c, comms, 0, 1, Rule::ConnectAcceptNeverBlock);
 }
 
 void severalConnectsToOneListen(Ctx& c) {
@@ -121,9 +126,9 @@ void severalConnectsToOneListen(Ctx& c) {
   void* ra = c.irecv(first, 1, &pa, &cap, &tag, &ma, "first accepted comm");
   void* rb = c.irecv(second, 1, &pb, &cap, &tag, &mb, "second accepted comm");
   int sa = -1, sb = -1;
-  CONF_OK(c.wait(ra, &sa, "irecv on the first accepted comm"), 35,
+  CONF_OK(c.wait(ra, &sa, "irecv on the first accepted comm"), Rule::CompletionReportsSizes,
           "test(irecv, first accepted comm)");
-  CONF_OK(c.wait(rb, &sb, "irecv on the second accepted comm"), 35,
+  CONF_OK(c.wait(rb, &sb, "irecv on the second accepted comm"), Rule::CompletionReportsSizes,
           "test(irecv, second accepted comm)");
   auto from = [](Buffer& buf, int size) {
     for (int r = 1; r <= 2; r++) {
@@ -135,7 +140,7 @@ void severalConnectsToOneListen(Ctx& c) {
   };
   int ra1 = from(a, sa), rb1 = from(b, sb);
   CONF_EXPECT(
-      ra1 != 0 && rb1 != 0 && ra1 != rb1, 21,
+      ra1 != 0 && rb1 != 0 && ra1 != rb1, Rule::ListenNeverBlocks,
       "two connects to one listen: the accepted comms carried messages from ranks %d and %d "
       "(0: unrecognised; sizes %d and %d)",
       ra1, rb1, sa, sb);
@@ -162,7 +167,7 @@ void manyComms(Ctx& c) {
   int n = std::min(c.props().maxComms, c.profile().manyComms);
   std::vector<void*> comms = linkMany(c, 0, 1, n, format("%d connections", n));
   c.note(format("%d connections open at once", n));
-  checkEachConnection(c, comms, 0, 1, 15);
+  checkEachConnection(c, comms, 0, 1, Rule::MaxCommsPositive);
 }
 
 void nullDevComm(Ctx& c) {
@@ -185,7 +190,7 @@ void loopbackOneThread(Ctx& c) {
   for (int attempt = 1; send == nullptr || recv == nullptr; attempt++) {
     if (send == nullptr) send = c.connectOnce(0, &h, nullptr, attempt);
     if (recv == nullptr) recv = c.acceptOnce(listenComm, nullptr, attempt);
-    CONF_EXPECT(nowSeconds() < limit, 22,
+    CONF_EXPECT(nowSeconds() < limit, Rule::ConnectAcceptNeverBlock,
                 "loopback connect/accept in one thread not done after %d rounds", attempt);
   }
   c.closeListen(listenComm);
@@ -201,34 +206,42 @@ void loopbackOneThread(Ctx& c) {
   int sdone = 0, rdone = 0, rsize = -1, ssize = -1;
   c.activity("test(loopback isend and irecv) in one thread");
   while (!sdone || !rdone) {
-    if (!sdone) CONF_OK(c.net().test(sr, &sdone, &ssize), 35, "test(loopback isend)");
-    if (!rdone) CONF_OK(c.net().test(rr, &rdone, &rsize), 35, "test(loopback irecv)");
-    CONF_EXPECT(nowSeconds() < limit, 35, "loopback transfer in one thread not done");
+    if (!sdone)
+      CONF_OK(c.net().test(sr, &sdone, &ssize), Rule::CompletionReportsSizes,
+              "test(loopback isend)");
+    if (!rdone)
+      CONF_OK(c.net().test(rr, &rdone, &rsize), Rule::CompletionReportsSizes,
+              "test(loopback irecv)");
+    CONF_EXPECT(nowSeconds() < limit, Rule::CompletionReportsSizes,
+                "loopback transfer in one thread not done");
   }
-  CONF_EXPECT(rsize == 8192 && in.verify(7) == Buffer::kMismatch, 35,
+  CONF_EXPECT(rsize == 8192 && in.verify(7) == Buffer::kMismatch, Rule::CompletionReportsSizes,
               "loopback transfer received %d B or wrong bytes", rsize);
 }
 
 }  // namespace
 
 void addConnectScenarios(std::vector<Scenario>& out) {
-  out.push_back({"Connect", "ConnectDoesNotBlock", 22, 2, 6, connectDoesNotBlock,
-                 "connect returns (NULL) before the peer ever calls accept"});
-  out.push_back({"Connect", "AcceptDoesNotBlock", 22, 2, 6, acceptDoesNotBlock,
-                 "accept returns NULL before anyone connects"});
+  out.push_back({"Connect", "ConnectDoesNotBlock", Rule::ConnectAcceptNeverBlock, 2, 6,
+                 connectDoesNotBlock, "connect returns (NULL) before the peer ever calls accept"});
+  out.push_back({"Connect", "AcceptDoesNotBlock", Rule::ConnectAcceptNeverBlock, 2, 6,
+                 acceptDoesNotBlock, "accept returns NULL before anyone connects"});
   out.push_back(
-      {"Connect", "InterleavedConnections", 22, 2, 6, interleaved,
+      {"Connect", "InterleavedConnections", Rule::ConnectAcceptNeverBlock, 2, 6, interleaved,
        "4 connects/accepts polled round-robin in opposite orders; no crossed connections"});
-  out.push_back({"Connect", "SeveralConnectsToOneListen", 21, 3, 6, severalConnectsToOneListen,
+  out.push_back({"Connect", "SeveralConnectsToOneListen", Rule::ListenNeverBlocks, 3, 6,
+                 severalConnectsToOneListen,
                  "two ranks connect to one listen; both accepted comms carry their sender's data"});
-  out.push_back({"Connect", "ListenClosedWithoutAccept", 21, 2, 6, listenClosedWithoutAccept,
+  out.push_back({"Connect", "ListenClosedWithoutAccept", Rule::ListenNeverBlocks, 2, 6,
+                 listenClosedWithoutAccept,
                  "listens closed with no connect or accept; the plugin still connects afterwards"});
   out.push_back(
-      {"Connect", "ManyComms", 15, 2, 6, manyComms,
+      {"Connect", "ManyComms", Rule::MaxCommsPositive, 2, 6, manyComms,
        "min(maxComms, data.manyComms) connections open at once, each carrying its own message"});
-  out.push_back({"Connect", "NullDevCommPointers", 23, 2, 6, nullDevComm,
+  out.push_back({"Connect", "NullDevCommPointers", Rule::DevCommMayBeNull, 2, 6, nullDevComm,
                  "connect/accept with sendDevComm/recvDevComm = NULL"});
-  out.push_back({"Connect", "LoopbackInOneThread", 22, 1, 6, loopbackOneThread,
+  out.push_back({"Connect", "LoopbackInOneThread", Rule::ConnectAcceptNeverBlock, 1, 6,
+                 loopbackOneThread,
                  "listen/connect/accept/transfer to itself in one thread (NCCL's GDR probe)"});
 }
 

@@ -90,21 +90,22 @@ void orderRound(Ctx& c, void* comm, bool preposted, int round) {
   post(false);
   for (int i = 0; i < kCount; i++) {
     int size = -1;
-    CONF_OK(c.wait(reqs[i], &size, format("%s #%d", sender ? "isend" : "irecv", i)), 35,
-            format("test(%s #%d)", sender ? "isend" : "irecv", i));
+    CONF_OK(c.wait(reqs[i], &size, format("%s #%d", sender ? "isend" : "irecv", i)),
+            Rule::CompletionReportsSizes, format("test(%s #%d)", sender ? "isend" : "irecv", i));
     if (sender) continue;
     for (int j = 0; j < kCount; j++) {
       bool match = size == static_cast<int>(orderSize(j)) &&
                    bufs[i].verify(500 + round * 100 + j, 0, orderSize(j)) == Buffer::kMismatch;
       if (!match) continue;
-      CONF_EXPECT(i == j, 30,
+      CONF_EXPECT(i == j, Rule::TagRouting,
                   "%s: receive #%d got message #%d: sends and receives must match in posting order",
                   label.c_str(), i, j);
       break;
     }
     CONF_EXPECT(size == static_cast<int>(orderSize(i)) &&
                     bufs[i].verify(500 + round * 100 + i, 0, orderSize(i)) == Buffer::kMismatch,
-                35, "%s: receive #%d got %d B that match no message sent", label.c_str(), i, size);
+                Rule::CompletionReportsSizes, "%s: receive #%d got %d B that match no message sent",
+                label.c_str(), i, size);
   }
   for (size_t i = 0; i < mrs.size(); i++) c.dereg(comm, mrs[i]);
 }
@@ -130,16 +131,18 @@ void recvLarger(Ctx& c) {
   int tag = 0;
   void* r = c.irecv(comm, 1, &data, &cap, &tag, &mh, "1000 B into 65536 B");
   int size = -1;
-  CONF_OK(c.wait(r, &size, "irecv 1000 B into 65536 B"), 32, "test(irecv of 1000 B into 65536 B)");
+  CONF_OK(c.wait(r, &size, "irecv 1000 B into 65536 B"), Rule::TruncationIsAnError,
+          "test(irecv of 1000 B into 65536 B)");
   CONF_EXPECT(
-      size == static_cast<int>(kSent), 35,
+      size == static_cast<int>(kSent), Rule::CompletionReportsSizes,
       "test() reported sizes[0] = %d for a %zu B message received into a %zu B buffer: sizes "
       "must hold the bytes received",
       size, kSent, kCapacity);
   size_t bad = buf.verify(32, 0, kSent);
-  CONF_EXPECT(bad == Buffer::kMismatch, 35, "byte %zu of the 1000 B message is wrong", bad);
+  CONF_EXPECT(bad == Buffer::kMismatch, Rule::CompletionReportsSizes,
+              "byte %zu of the 1000 B message is wrong", bad);
   long where = 0;
-  CONF_EXPECT(buf.guardsIntact(&where), 32,
+  CONF_EXPECT(buf.guardsIntact(&where), Rule::TruncationIsAnError,
               "the plugin wrote at offset %ld, outside the receive buffer", where);
 }
 
@@ -183,16 +186,16 @@ void truncation(Ctx& c) {
   c.activity("test(irecv of 4096 B for an 8192 B send)");
   int outcome = settle(c, r, &size, c.waitLimit(), &res);
   long where = 0;
-  CONF_EXPECT(buf.guardsIntact(&where), 32,
+  CONF_EXPECT(buf.guardsIntact(&where), Rule::TruncationIsAnError,
               "an 8192 B send into a 4096 B receive wrote at offset %ld, past the end of the "
               "receive buffer",
               where);
   CONF_EXPECT(
-      outcome != 1, 32,
+      outcome != 1, Rule::TruncationIsAnError,
       "an 8192 B send into a 4096 B receive completed successfully (sizes[0] = %d): truncation "
       "must be an error",
       size);
-  CONF_EXPECT(outcome != 0, 32,
+  CONF_EXPECT(outcome != 0, Rule::TruncationIsAnError,
               "an 8192 B send into a 4096 B receive left the receive pending for %.1f s: "
               "truncation must be "
               "reported as an error",
@@ -221,11 +224,14 @@ void bothDirections(Ctx& c) {
     void* rr = c.irecv(myRecv, 1, &data, &cap, &tag, &mr, "4 MiB from the peer");
     void* sr = c.isend(mySend, sendBuf.data(), kSize, 0, ms, "4 MiB to the peer");
     int size = -1, sent = -1;
-    CONF_OK(c.wait(sr, &sent, "isend 4 MiB while receiving"), 35, "test(isend while receiving)");
-    CONF_OK(c.wait(rr, &size, "irecv 4 MiB while sending"), 35, "test(irecv while sending)");
+    CONF_OK(c.wait(sr, &sent, "isend 4 MiB while receiving"), Rule::CompletionReportsSizes,
+            "test(isend while receiving)");
+    CONF_OK(c.wait(rr, &size, "irecv 4 MiB while sending"), Rule::CompletionReportsSizes,
+            "test(irecv while sending)");
     size_t bad = recvBuf.verify(theirs, 0, kSize);
-    CONF_EXPECT(size == static_cast<int>(kSize) && bad == Buffer::kMismatch, 35,
-                "iteration %d: received %d B, first wrong byte %zu", it, size, bad);
+    CONF_EXPECT(size == static_cast<int>(kSize) && bad == Buffer::kMismatch,
+                Rule::CompletionReportsSizes, "iteration %d: received %d B, first wrong byte %zu",
+                it, size, bad);
     c.dereg(mySend, ms);
     c.dereg(myRecv, mr);
   }
@@ -234,19 +240,19 @@ void bothDirections(Ctx& c) {
 }  // namespace
 
 void addDataScenarios(std::vector<Scenario>& out) {
-  out.push_back({"Data", "SizesEveryByteVerified", 35, 2, 6, sizes,
+  out.push_back({"Data", "SizesEveryByteVerified", Rule::CompletionReportsSizes, 2, 6, sizes,
                  "each size of data.sizes, both directions, sizes[0] and every byte checked"});
-  out.push_back(
-      {"Data", "ZeroByteMessages", 33, 2, 6, zeroBytes, "0 B messages complete, between 1 B ones"});
-  out.push_back({"Data", "LargeMessage", 35, 2, 6, large,
+  out.push_back({"Data", "ZeroByteMessages", Rule::ZeroByteMessages, 2, 6, zeroBytes,
+                 "0 B messages complete, between 1 B ones"});
+  out.push_back({"Data", "LargeMessage", Rule::CompletionReportsSizes, 2, 6, large,
                  "one data.largeSize message (1 GiB by default), verified"});
-  out.push_back({"Data", "PostingOrder", 30, 2, 6, postingOrder,
+  out.push_back({"Data", "PostingOrder", Rule::TagRouting, 2, 6, postingOrder,
                  "8 messages match 8 receives in posting order, sends first and receives first"});
-  out.push_back({"Data", "RecvLargerThanSend", 32, 2, 6, recvLarger,
+  out.push_back({"Data", "RecvLargerThanSend", Rule::TruncationIsAnError, 2, 6, recvLarger,
                  "1000 B into 65536 B: completes with sizes[0] = 1000, nothing written outside"});
-  out.push_back({"Data", "TruncationIsAnError", 32, 2, 6, truncation,
+  out.push_back({"Data", "TruncationIsAnError", Rule::TruncationIsAnError, 2, 6, truncation,
                  "8192 B into 4096 B: the receive fails, nothing written past the buffer"});
-  out.push_back({"Data", "BothDirectionsAtOnce", 35, 2, 6, bothDirections,
+  out.push_back({"Data", "BothDirectionsAtOnce", Rule::CompletionReportsSizes, 2, 6, bothDirections,
                  "each rank sends and receives 4 MiB at the same time"});
 }
 

@@ -3,9 +3,13 @@
 // back-pressure beyond them, and the optional-completion hint in *request.
 #include <sched.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "harness/wire.hpp"
 #include "scenario/registry.hpp"
@@ -39,7 +43,7 @@ void inFlightLimits(Ctx& c) {
     for (;;) {
       void* r = call();
       if (r != nullptr) return r;
-      CONF_EXPECT(nowSeconds() < end, 28,
+      CONF_EXPECT(nowSeconds() < end, Rule::InFlightLimits,
                   "%s kept returning a NULL request for %.1f s with %zu in flight and every "
                   "matching receive posted: a %s must take %zu",
                   what.c_str(), c.waitLimit(), inFlight, c.rank() == 0 ? "sendComm" : "recvComm",
@@ -58,16 +62,16 @@ void inFlightLimits(Ctx& c) {
           what,
           [&] {
             void* r = nullptr;
-            CONF_OK(
-                c.net().isend(comm, p, smallSize(k), static_cast<int>(k % m), mh, nullptr, &r),
-                28, what);
+            CONF_OK(c.net().isend(comm, p, smallSize(k), static_cast<int>(k % m), mh, nullptr, &r),
+                    Rule::InFlightLimits, what);
             return r;
           },
           k, total));
     }
     for (size_t k = 0; k < total; k++) {
       int size = 0;
-      CONF_OK(c.wait(reqs[k], &size, format("isend #%zu", k)), 35, format("test(isend #%zu)", k));
+      CONF_OK(c.wait(reqs[k], &size, format("isend #%zu", k)), Rule::CompletionReportsSizes,
+              format("test(isend #%zu)", k));
     }
     return;
   }
@@ -86,23 +90,24 @@ void inFlightLimits(Ctx& c) {
         what,
         [&] {
           void* r = nullptr;
-          CONF_OK(c.net().irecv(comm, m, data.data(), caps.data(), tags.data(), mhs.data(),
-                                nullptr, &r),
-                  28, what);
+          CONF_OK(c.net().irecv(comm, m, data.data(), caps.data(), tags.data(), mhs.data(), nullptr,
+                                &r),
+                  Rule::InFlightLimits, what);
           return r;
         },
         static_cast<size_t>(g), NCCL_NET_MAX_REQUESTS));
   }
   c.barrier("every receive posted");
   for (int g = 0; g < NCCL_NET_MAX_REQUESTS; g++) {
-    CONF_OK(c.wait(reqs[g], sizes[g].data(), format("irecv #%d", g)), 35,
+    CONF_OK(c.wait(reqs[g], sizes[g].data(), format("irecv #%d", g)), Rule::CompletionReportsSizes,
             format("test(irecv #%d)", g));
     for (int j = 0; j < m; j++) {
       size_t k = static_cast<size_t>(g) * m + j;
       CONF_EXPECT(sizes[g][j] == static_cast<int>(smallSize(k)) &&
                       pool.verify(k, k * kCapacity, smallSize(k)) == Buffer::kMismatch,
-                  35, "message #%zu (receive #%d, buffer %d) arrived as %d B or with wrong bytes",
-                  k, g, j, sizes[g][j]);
+                  Rule::CompletionReportsSizes,
+                  "message #%zu (receive #%d, buffer %d) arrived as %d B or with wrong bytes", k, g,
+                  j, sizes[g][j]);
     }
   }
 }
@@ -126,7 +131,7 @@ void backPressure(Ctx& c) {
         void* r = nullptr;
         ncclResult_t res =
             c.net().isend(comm, pool.data() + next * kSize, kSize, 0, mh, nullptr, &r);
-        CONF_EXPECT(res == ncclSuccess, 29,
+        CONF_EXPECT(res == ncclSuccess, Rule::NullRequestRetry,
                     "isend #%zu with %zu in flight returned %s instead of a NULL request", next,
                     inFlight.size(), resultName(res).c_str());
         if (r == nullptr) return false;
@@ -145,14 +150,14 @@ void backPressure(Ctx& c) {
       if (saturated) post();
       if (!inFlight.empty()) {
         int done = 0, size = 0;
-        CONF_OK(c.net().test(inFlight.front().second, &done, &size), 35,
+        CONF_OK(c.net().test(inFlight.front().second, &done, &size), Rule::CompletionReportsSizes,
                 format("test(isend #%zu)", inFlight.front().first));
         if (done) {
           inFlight.pop_front();
           completed++;
         }
       }
-      CONF_EXPECT(nowSeconds() < limit, 29,
+      CONF_EXPECT(nowSeconds() < limit, Rule::NullRequestRetry,
                   "%zu of %zu messages sent after %.1f s of back-pressure", completed, total,
                   c.waitLimit());
     }
@@ -167,7 +172,7 @@ void backPressure(Ctx& c) {
       size_t cap = kSize;
       int tag = 0;
       void* r = nullptr;
-      CONF_OK(c.net().irecv(comm, 1, &data, &cap, &tag, &mh, nullptr, &r), 29,
+      CONF_OK(c.net().irecv(comm, 1, &data, &cap, &tag, &mh, nullptr, &r), Rule::NullRequestRetry,
               format("irecv #%zu", next));
       if (r == nullptr) break;
       inFlight.emplace_back(next++, r);
@@ -175,11 +180,12 @@ void backPressure(Ctx& c) {
     if (!inFlight.empty()) {
       int done = 0, size = -1;
       size_t k = inFlight.front().first;
-      CONF_OK(c.net().test(inFlight.front().second, &done, &size), 35,
+      CONF_OK(c.net().test(inFlight.front().second, &done, &size), Rule::CompletionReportsSizes,
               format("test(irecv #%zu)", k));
       if (done) {
         size_t bad = pool.verify(k, k * kSize, kSize);
-        CONF_EXPECT(size == static_cast<int>(kSize) && bad == Buffer::kMismatch, 29,
+        CONF_EXPECT(size == static_cast<int>(kSize) && bad == Buffer::kMismatch,
+                    Rule::NullRequestRetry,
                     "after back-pressure, receive #%zu got %d B, first wrong byte %zu: a message "
                     "was lost or "
                     "reordered",
@@ -188,8 +194,8 @@ void backPressure(Ctx& c) {
         received++;
       }
     }
-    CONF_EXPECT(nowSeconds() < limit, 29, "%zu of %zu messages received after %.1f s", received,
-                total, c.waitLimit());
+    CONF_EXPECT(nowSeconds() < limit, Rule::NullRequestRetry,
+                "%zu of %zu messages received after %.1f s", received, total, c.waitLimit());
   }
 }
 
@@ -211,32 +217,130 @@ void optionalCompletion(Ctx& c) {
       // NCCL pre-loads the hint on LL/LL128 receives (v9+).
       request = reinterpret_cast<void*>(NCCL_NET_OPTIONAL_RECV_COMPLETION);
       c.activity("irecv with *request = NCCL_NET_OPTIONAL_RECV_COMPLETION");
-      CONF_OK(c.net().irecv(comm, 1, &data, &cap, &tag, &mh, nullptr, &request), 29, "irecv(hint)");
+      CONF_OK(c.net().irecv(comm, 1, &data, &cap, &tag, &mh, nullptr, &request),
+              Rule::NullRequestRetry, "irecv(hint)");
       CONF_EXPECT(
-          request != reinterpret_cast<void*>(NCCL_NET_OPTIONAL_RECV_COMPLETION), 29,
+          request != reinterpret_cast<void*>(NCCL_NET_OPTIONAL_RECV_COMPLETION),
+          Rule::NullRequestRetry,
           "irecv returned with *request still NCCL_NET_OPTIONAL_RECV_COMPLETION (0x1): it must "
           "always write *request");
-      CONF_EXPECT(nowSeconds() < limit, 29, "irecv(hint) kept returning a NULL request");
+      CONF_EXPECT(nowSeconds() < limit, Rule::NullRequestRetry,
+                  "irecv(hint) kept returning a NULL request");
     }
     int size = -1;
-    CONF_OK(c.wait(request, &size, "irecv posted with the hint", 34), 34,
-            "test(irecv posted with the hint)");
-    CONF_EXPECT(size == 4096 && buf.verify(340 + i) == Buffer::kMismatch, 34,
+    CONF_OK(c.wait(request, &size, "irecv posted with the hint", Rule::OptionalCompletionTestable),
+            Rule::OptionalCompletionTestable, "test(irecv posted with the hint)");
+    CONF_EXPECT(size == 4096 && buf.verify(340 + i) == Buffer::kMismatch,
+                Rule::OptionalCompletionTestable,
                 "the receive posted with the hint delivered %d B or wrong bytes", size);
     c.dereg(comm, mh);
+  }
+}
+
+// What a request slot holds before the call: NCCL's proxy passes its own
+// slot (src/transport/net.cc sendProxyProgress: sub->requests + buffSlot;
+// recvProxyProgress presets it to NCCL_NET_OPTIONAL_RECV_COMPLETION) and
+// reads it right after, so a call that takes nothing must still write NULL.
+void* const kStaleRequest = reinterpret_cast<void*>(uintptr_t{0x5a1e0ff0});
+
+// Posts until the plugin answers NULL three times (or `bound` calls), each
+// call with the slot preset; returns the requests it took.
+std::vector<void*> postUntilNull(Ctx& c, const std::string& kind, size_t bound,
+                                 const std::function<ncclResult_t(void**)>& call) {
+  std::vector<void*> taken;
+  int nulls = 0;
+  for (size_t k = 0; k < bound && nulls < 3; k++) {
+    void* r = kStaleRequest;
+    c.activity(format("%s #%zu with %zu in flight, *request preset to %p", kind.c_str(), k,
+                      taken.size(), kStaleRequest));
+    CONF_OK(call(&r), Rule::NullRequestRetry, format("%s #%zu", kind.c_str(), k));
+    CONF_EXPECT(r != kStaleRequest, Rule::NullRequestRetry,
+                "%s #%zu (%zu in flight) returned ncclSuccess but left *request at the %p it held "
+                "before the call: NCCL would test() that stale value as a request",
+                kind.c_str(), k, taken.size(), kStaleRequest);
+    if (r == nullptr)
+      nulls++;
+    else
+      taken.push_back(r);
+  }
+  if (nulls == 0) {
+    c.note(format("%s took all %zu requests without back-pressure", kind.c_str(), taken.size()));
+  }
+  return taken;
+}
+
+void fullSlotsGetNull(Ctx& c) {
+  void* comm = c.link(0, 1, "connection");
+  int m = c.maxRecvs();
+  constexpr size_t kSize = 64;
+  size_t sendBound = static_cast<size_t>(NCCL_NET_MAX_REQUESTS) * static_cast<size_t>(m) + 8;
+  size_t recvBound = NCCL_NET_MAX_REQUESTS + 8;
+  Buffer pool(std::max(sendBound, recvBound) * kSize);
+  void* mh = c.reg(comm, pool.data(), pool.size());
+  auto slot = [&](size_t k) { return pool.data() + k * kSize; };
+
+  // Sends posted before any receive: the sendComm fills up.
+  std::vector<void*> sends;
+  if (c.rank() == 0) {
+    size_t k = 0;
+    sends = postUntilNull(c, "isend", sendBound, [&](void** r) {
+      return c.net().isend(comm, slot(k++), kSize, 0, mh, nullptr, r);
+    });
+  }
+  std::string count = c.allgather("sends posted", std::to_string(sends.size()))[0];
+  size_t nsends = std::stoul(count);
+  for (size_t k = 0; k < nsends; k++) {
+    if (c.rank() == 0) {
+      CONF_OK(c.wait(sends[k], nullptr, format("isend #%zu", k)), Rule::CompletionReportsSizes,
+              format("test(isend #%zu)", k));
+    } else {
+      void* data = slot(k);
+      size_t cap = kSize;
+      int tag = 0;
+      void* r = c.irecv(comm, 1, &data, &cap, &tag, &mh, format("irecv #%zu", k));
+      int size = -1;
+      CONF_OK(c.wait(r, &size, format("irecv #%zu", k)), Rule::CompletionReportsSizes,
+              format("test(irecv #%zu)", k));
+    }
+  }
+
+  // Receives posted before any send: the recvComm fills up.
+  std::vector<void*> recvs;
+  if (c.rank() == 1) {
+    size_t k = 0;
+    recvs = postUntilNull(c, "irecv", recvBound, [&](void** r) {
+      void* data = slot(k++);
+      size_t cap = kSize;
+      int tag = 0;
+      return c.net().irecv(comm, 1, &data, &cap, &tag, &mh, nullptr, r);
+    });
+  }
+  count = c.allgather("receives posted", std::to_string(recvs.size()))[1];
+  size_t nrecvs = std::stoul(count);
+  for (size_t k = 0; k < nrecvs; k++) {
+    if (c.rank() == 0) {
+      void* r = c.isend(comm, slot(k), kSize, 0, mh, format("isend #%zu", k));
+      CONF_OK(c.wait(r, nullptr, format("isend #%zu", k)), Rule::CompletionReportsSizes,
+              format("test(isend #%zu)", k));
+    } else {
+      int size = -1;
+      CONF_OK(c.wait(recvs[k], &size, format("irecv #%zu", k)), Rule::CompletionReportsSizes,
+              format("test(irecv #%zu)", k));
+    }
   }
 }
 
 }  // namespace
 
 void addFlowScenarios(std::vector<Scenario>& out) {
+  out.push_back({"Flow", "InFlightLimits", Rule::InFlightLimits, 2, 6, inFlightLimits,
+                 "32 grouped irecvs, then 32 x maxRecvs isends in flight at once; all delivered"});
   out.push_back(
-      {"Flow", "InFlightLimits", 28, 2, 6, inFlightLimits,
-       "32 grouped irecvs, then 32 x maxRecvs isends in flight at once; all delivered"});
-  out.push_back(
-      {"Flow", "NullRequestBackPressure", 29, 2, 6, backPressure,
+      {"Flow", "NullRequestBackPressure", Rule::NullRequestRetry, 2, 6, backPressure,
        "isends beyond the limit get NULL, never an error; retried, none lost or reordered"});
-  out.push_back({"Flow", "OptionalCompletionHint", 29, 2, 9, optionalCompletion,
+  out.push_back({"Flow", "FullSlotsGetNull", Rule::NullRequestRetry, 2, 6, fullSlotsGetNull,
+                 "an isend/irecv that cannot take the request writes NULL over a preset *request"});
+  out.push_back({"Flow", "OptionalCompletionHint", Rule::NullRequestRetry, 2, 9, optionalCompletion,
                  "irecv with *request preset to 0x1 overwrites it; the request completes"});
 }
 

@@ -158,17 +158,19 @@ void flush(Ctx& c, void* recvComm, void* data, int size, void* mh, const std::st
   if (size <= 0) return;  // NCCL skips the flush of an empty receive
   void* request = reinterpret_cast<void*>(0xdead);
   c.activity("iflush(" + what + ")");
-  CONF_OK(c.net().iflush(recvComm, 1, &data, &size, &mh, &request), 36, "iflush(" + what + ")");
-  CONF_EXPECT(request != reinterpret_cast<void*>(0xdead), 36,
+  CONF_OK(c.net().iflush(recvComm, 1, &data, &size, &mh, &request), Rule::FlushMakesVisible,
+          "iflush(" + what + ")");
+  CONF_EXPECT(request != reinterpret_cast<void*>(0xdead), Rule::FlushMakesVisible,
               "iflush(%s) returned without writing *request", what.c_str());
   if (request == nullptr) {
-    CONF_EXPECT(!c.props().forceFlush, 11,
+    CONF_EXPECT(!c.props().forceFlush, Rule::ForceFlushHonoured,
                 "forceFlush is 1, yet iflush(%s) returned a NULL request: nothing was flushed",
                 what.c_str());
     return;
   }
-  CONF_OK(c.wait(request, nullptr, "test(flush of " + what + ", sizes = NULL)", 36), 36,
-          "test(flush of " + what + ")");
+  CONF_OK(c.wait(request, nullptr, "test(flush of " + what + ", sizes = NULL)",
+                 Rule::FlushMakesVisible),
+          Rule::FlushMakesVisible, "test(flush of " + what + ")");
 }
 
 // One message from rank 0 to rank 1; either side's buffer is host memory
@@ -188,7 +190,8 @@ void transfer(Ctx& c, void* comm, GpuBuffer* gpuSend, void* sendMh, GpuBuffer* g
     void* mh = gpuSend ? sendMh : c.reg(comm, host.data(), size);
     void* r = c.isend(comm, data, size, 0, mh, what);
     int sent = -1;
-    CONF_OK(c.wait(r, &sent, "isend " + what), 35, "test(isend " + what + ")");
+    CONF_OK(c.wait(r, &sent, "isend " + what), Rule::CompletionReportsSizes,
+            "test(isend " + what + ")");
     if (!gpuSend) c.dereg(comm, mh);
     return;
   }
@@ -203,28 +206,30 @@ void transfer(Ctx& c, void* comm, GpuBuffer* gpuSend, void* sendMh, GpuBuffer* g
   int tag = 0;
   void* r = c.irecv(comm, 1, reinterpret_cast<void**>(&data), &capacity, &tag, &mh, what);
   int received = -1;
-  CONF_OK(c.wait(r, &received, "irecv " + what), 35, "test(irecv " + what + ")");
-  CONF_EXPECT(received == static_cast<int>(size), 35, "the receive of %s completed with %d B",
-              what.c_str(), received);
+  CONF_OK(c.wait(r, &received, "irecv " + what), Rule::CompletionReportsSizes,
+          "test(irecv " + what + ")");
+  CONF_EXPECT(received == static_cast<int>(size), Rule::CompletionReportsSizes,
+              "the receive of %s completed with %d B", what.c_str(), received);
   if (gpuRecv) {
     flush(c, comm, data, received, mh, what);
     size_t bad = gpuRecv->verify(seed, offset, size);
-    CONF_EXPECT(bad == Buffer::kMismatch, 36,
+    CONF_EXPECT(bad == Buffer::kMismatch, Rule::FlushMakesVisible,
                 "after the flush, byte %zu of the %s message in GPU memory is wrong", bad,
                 what.c_str());
     size_t where = 0;
     CONF_EXPECT(gpuRecv->untouched(0, 0, offset, &where) &&
                     gpuRecv->untouched(0, offset + size, gpuRecv->size() - offset - size, &where),
-                32, "the %s receive wrote GPU memory at offset %zu, outside the message",
-                what.c_str(), where);
+                Rule::TruncationIsAnError,
+                "the %s receive wrote GPU memory at offset %zu, outside the message", what.c_str(),
+                where);
     long guard = 0;
-    CONF_EXPECT(gpuRecv->guardsIntact(&guard), 32,
+    CONF_EXPECT(gpuRecv->guardsIntact(&guard), Rule::TruncationIsAnError,
                 "the %s receive wrote GPU memory at offset %ld, outside the buffer", what.c_str(),
                 guard);
   } else {
     size_t bad = host.verify(seed, 0, size);
-    CONF_EXPECT(bad == Buffer::kMismatch, 35, "byte %zu of the %s message is wrong", bad,
-                what.c_str());
+    CONF_EXPECT(bad == Buffer::kMismatch, Rule::CompletionReportsSizes,
+                "byte %zu of the %s message is wrong", bad, what.c_str());
     c.dereg(comm, mh);
   }
 }
@@ -354,14 +359,15 @@ void consumedAfterGpuUse(Ctx& c) {
     int tag = 0;
     void* r = c.irecv(comm, 1, &data, &capacity, &tag, &mh, what);
     int size = -1;
-    CONF_OK(c.wait(r, &size, what), 35, "test(" + what + ")");
+    CONF_OK(c.wait(r, &size, what), Rule::CompletionReportsSizes, "test(" + what + ")");
     flush(c, comm, data, size, mh, what);
     // The consumer (here the host, through a copy) has the data ...
-    CONF_EXPECT(buf.verify(3700 + i, 0, kSize) == Buffer::kMismatch, 36,
+    CONF_EXPECT(buf.verify(3700 + i, 0, kSize) == Buffer::kMismatch, Rule::FlushMakesVisible,
                 "%s holds wrong bytes after the flush", what.c_str());
     // ... so NCCL hands the request back.
     c.activity("irecvConsumed(" + what + ")");
-    CONF_OK(c.net().irecvConsumed(comm, 1, r), 37, "irecvConsumed(" + what + ")");
+    CONF_OK(c.net().irecvConsumed(comm, 1, r), Rule::IrecvConsumedAccepted,
+            "irecvConsumed(" + what + ")");
   }
   c.dereg(comm, mh);
 }
@@ -369,21 +375,23 @@ void consumedAfterGpuUse(Ctx& c) {
 }  // namespace
 
 void addGpuMemoryScenarios(std::vector<Scenario>& out) {
-  out.push_back({"GpuMemory", "RegisterCudaMemory", 25, 2, 6, registerCuda,
+  out.push_back({"GpuMemory", "RegisterCudaMemory", Rule::RegMrHostAndCuda, 2, 6, registerCuda,
                  "regMr(NCCL_PTR_CUDA) of cuMemAlloc'd memory: whole, twice, sub-ranges, 1 B, "
                  "64 handles; then data through the whole buffer's handle"});
-  out.push_back({"GpuMemory", "RegisterDmaBuf", 26, 2, 6, registerDmaBuf,
+  out.push_back({"GpuMemory", "RegisterDmaBuf", Rule::RegMrDmaBuf, 2, 6, registerDmaBuf,
                  "regMrDmaBuf with cuMemGetHandleForAddressRange fds (closed at once): whole, "
                  "sub-ranges at unaligned offsets; data through them"});
-  out.push_back({"GpuMemory", "HostToGpuVerifiedAfterFlush", 36, 2, 6, hostToGpu,
+  out.push_back({"GpuMemory", "HostToGpuVerifiedAfterFlush", Rule::FlushMakesVisible, 2, 6,
+                 hostToGpu,
                  "each size of data.sizes into GPU memory (aligned and at offset 4097), iflush, "
                  "every byte copied back and checked"});
-  out.push_back({"GpuMemory", "GpuToHost", 35, 2, 6, gpuToHost,
+  out.push_back({"GpuMemory", "GpuToHost", Rule::CompletionReportsSizes, 2, 6, gpuToHost,
                  "each size of data.sizes from GPU memory into host memory, every byte checked"});
-  out.push_back({"GpuMemory", "GpuToGpuThroughDmaBuf", 26, 2, 6, gpuToGpuDmaBuf,
+  out.push_back({"GpuMemory", "GpuToGpuThroughDmaBuf", Rule::RegMrDmaBuf, 2, 6, gpuToGpuDmaBuf,
                  "the largest size between GPU buffers registered through DMA-BUF, flushed, "
                  "checked"});
-  out.push_back({"GpuMemory", "IrecvConsumedAfterGpuUse", 37, 2, 7, consumedAfterGpuUse,
+  out.push_back({"GpuMemory", "IrecvConsumedAfterGpuUse", Rule::IrecvConsumedAccepted, 2, 7,
+                 consumedAfterGpuUse,
                  "GPU receives flushed, consumed, then irecvConsumed (when provided)"});
 }
 

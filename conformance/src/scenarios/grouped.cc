@@ -57,8 +57,8 @@ void sendAll(Ctx& c, void* comm, const std::vector<Message>& msgs) {
   }
   for (size_t i = 0; i < reqs.size(); i++) {
     int size = 0;
-    CONF_OK(c.wait(reqs[i], &size, format("isend tag %d", msgs[i].tag)), 35,
-            format("test(isend tag %d)", msgs[i].tag));
+    CONF_OK(c.wait(reqs[i], &size, format("isend tag %d", msgs[i].tag)),
+            Rule::CompletionReportsSizes, format("test(isend tag %d)", msgs[i].tag));
   }
   for (void* mh : mrs) c.dereg(comm, mh);
 }
@@ -104,18 +104,19 @@ void tagsRoute(Ctx& c) {
     std::vector<int> sizes(64, -1);
     CONF_OK(
         c.wait(g.request, sizes.data(), round == 0 ? "older grouped irecv" : "newer grouped irecv"),
-        35, "test(grouped irecv)");
+        Rule::CompletionReportsSizes, "test(grouped irecv)");
     for (int i = 0; i < n; i++) {
       int k = identify(g, static_cast<size_t>(i), sizes[static_cast<size_t>(i)], msgs);
       int want = round == 0 ? n - 1 - i : n + i;
       if (k == want) continue;
       if (k < 0) {
-        fail(30,
+        fail(Rule::TagRouting,
              "buffer %d (tag %d) of the %s grouped receive holds %d B that match no message sent",
              i, 100 + i, round == 0 ? "older" : "newer", sizes[static_cast<size_t>(i)]);
       }
-      fail(30, "buffer %d (tag %d) of the %s grouped receive holds the message sent with tag %d %s",
-           i, 100 + i, round == 0 ? "older" : "newer", msgs[static_cast<size_t>(k)].tag,
+      fail(Rule::TagRouting,
+           "buffer %d (tag %d) of the %s grouped receive holds the message sent with tag %d %s", i,
+           100 + i, round == 0 ? "older" : "newer", msgs[static_cast<size_t>(k)].tag,
            (k < n) == (round == 0) ? "of the same group: tags were not used to route"
                                    : "of the other group");
     }
@@ -144,14 +145,16 @@ void perBufferSizes(Ctx& c) {
   postGroup(c, comm, g, tags, caps, format("%d buffers of different sizes", n));
   c.barrier("grouped receive posted");
   std::vector<int> sizes(64, -1);
-  CONF_OK(c.wait(g.request, sizes.data(), "grouped irecv"), 31, "test(grouped irecv)");
+  CONF_OK(c.wait(g.request, sizes.data(), "grouped irecv"), Rule::GroupedCompletion,
+          "test(grouped irecv)");
   for (int i = 0; i < n; i++) {
     size_t want = msgs[static_cast<size_t>(i)].size;
-    CONF_EXPECT(sizes[static_cast<size_t>(i)] == static_cast<int>(want), 31,
+    CONF_EXPECT(sizes[static_cast<size_t>(i)] == static_cast<int>(want), Rule::GroupedCompletion,
                 "test() reported sizes[%d] = %d for buffer %d (capacity %zu), which received %zu B",
                 i, sizes[static_cast<size_t>(i)], i, caps[static_cast<size_t>(i)], want);
     size_t bad = g.bufs[static_cast<size_t>(i)].verify(msgs[static_cast<size_t>(i)].seed, 0, want);
-    CONF_EXPECT(bad == Buffer::kMismatch, 31, "byte %zu of buffer %d is wrong", bad, i);
+    CONF_EXPECT(bad == Buffer::kMismatch, Rule::GroupedCompletion, "byte %zu of buffer %d is wrong",
+                bad, i);
   }
 }
 
@@ -170,11 +173,12 @@ void sameTag(Ctx& c) {
             std::vector<size_t>(static_cast<size_t>(n), 4096), "one tag for every buffer");
   c.barrier("grouped receive posted");
   std::vector<int> sizes(64, -1);
-  CONF_OK(c.wait(g.request, sizes.data(), "grouped irecv with one tag"), 35, "test(grouped irecv)");
+  CONF_OK(c.wait(g.request, sizes.data(), "grouped irecv with one tag"),
+          Rule::CompletionReportsSizes, "test(grouped irecv)");
   std::set<int> seen;
   for (int i = 0; i < n; i++) {
     int k = identify(g, static_cast<size_t>(i), sizes[static_cast<size_t>(i)], msgs);
-    CONF_EXPECT(k >= 0 && seen.insert(k).second, 30,
+    CONF_EXPECT(k >= 0 && seen.insert(k).second, Rule::TagRouting,
                 "with one tag for all %d buffers, buffer %d holds %s", n, i,
                 k < 0 ? "no message sent" : "a message another buffer holds too");
   }
@@ -209,8 +213,8 @@ void mixed(Ctx& c) {
   c.barrier("receives posted");
   for (size_t g = 0; g < groups.size(); g++) {
     std::vector<int> sizes(64, -1);
-    CONF_OK(c.wait(groups[g].request, sizes.data(), format("receive #%zu", g)), 35,
-            "test(grouped irecv)");
+    CONF_OK(c.wait(groups[g].request, sizes.data(), format("receive #%zu", g)),
+            Rule::CompletionReportsSizes, "test(grouped irecv)");
     for (size_t i = 0; i < groupTags[g].size(); i++) {
       int k = identify(groups[g], i, sizes[i], msgs);
       bool right = k >= 0 && msgs[static_cast<size_t>(k)].tag == groupTags[g][i];
@@ -220,8 +224,8 @@ void mixed(Ctx& c) {
       right = right && static_cast<size_t>(k) >= first &&
               static_cast<size_t>(k) < first + groupTags[g].size();
       CONF_EXPECT(
-          right, 30, "receive #%zu (n=%zu), buffer %zu (tag %d) holds %s", g, groupTags[g].size(),
-          i, groupTags[g][i],
+          right, Rule::TagRouting, "receive #%zu (n=%zu), buffer %zu (tag %d) holds %s", g,
+          groupTags[g].size(), i, groupTags[g][i],
           k < 0 ? "no message sent"
                 : format("message #%d (tag %d)", k, msgs[static_cast<size_t>(k)].tag).c_str());
     }
@@ -292,12 +296,13 @@ void tagRunsAhead(Ctx& c) {
         for (size_t k = 0; k < reqs.size(); k++) {
           if (reqs[k] == nullptr || done[k]) continue;
           int d = 0, size = 0;
-          CONF_OK(c.net().test(reqs[k], &d, &size), 35,
-                  format("test(isend tag %d step %d)", msgs[k].tag, static_cast<int>(k) % kSteps + 1));
+          CONF_OK(
+              c.net().test(reqs[k], &d, &size), Rule::CompletionReportsSizes,
+              format("test(isend tag %d step %d)", msgs[k].tag, static_cast<int>(k) % kSteps + 1));
           done[k] = d != 0;
         }
         for (int tag = 0; tag < kTags; tag++) {
-          CONF_EXPECT(next[tag] == kSteps || nowSeconds() < end, 30,
+          CONF_EXPECT(next[tag] == kSteps || nowSeconds() < end, Rule::TagRouting,
                       "%s: isend(tag %d step %d) still returns NULL %.1f s after both grouped "
                       "receives were posted, each with a free buffer for tag %d",
                       label.c_str(), tag, next[tag] + 1, c.waitLimit(), tag);
@@ -308,8 +313,9 @@ void tagRunsAhead(Ctx& c) {
       for (size_t k = 0; k < reqs.size(); k++) {
         if (done[k]) continue;
         int size = 0;
-        std::string what = format("isend tag %d step %d", msgs[k].tag, static_cast<int>(k) % kSteps + 1);
-        CONF_OK(c.wait(reqs[k], &size, what), 35, "test(" + what + ")");
+        std::string what =
+            format("isend tag %d step %d", msgs[k].tag, static_cast<int>(k) % kSteps + 1);
+        CONF_OK(c.wait(reqs[k], &size, what), Rule::CompletionReportsSizes, "test(" + what + ")");
       }
       for (void* mh : mrs) c.dereg(comm, mh);
       continue;
@@ -327,16 +333,17 @@ void tagRunsAhead(Ctx& c) {
     for (int g = 0; g < 2; g++) {
       Group& group = g == 0 ? first : second;
       std::vector<int> sizes(64, -1);
-      CONF_OK(c.wait(group.request, sizes.data(), format("grouped receive %d", g + 1)), 35,
-              format("test(grouped receive %d)", g + 1));
+      CONF_OK(c.wait(group.request, sizes.data(), format("grouped receive %d", g + 1)),
+              Rule::CompletionReportsSizes, format("test(grouped receive %d)", g + 1));
       for (int tag = 0; tag < kTags; tag++) {
         int k = identify(group, static_cast<size_t>(tag), sizes[static_cast<size_t>(tag)], sent);
         if (k == static_cast<int>(index(tag, g))) continue;
         if (k < 0) {
-          fail(30, "%s: receive %d, buffer for tag %d holds %d B that match no message sent",
+          fail(Rule::TagRouting,
+               "%s: receive %d, buffer for tag %d holds %d B that match no message sent",
                label.c_str(), g + 1, tag, sizes[static_cast<size_t>(tag)]);
         }
-        fail(30,
+        fail(Rule::TagRouting,
              "%s: receive %d, buffer for tag %d holds tag %d step %d; a send lands in the oldest "
              "receive with a free buffer for its tag, so receive %d gets step %d of each tag",
              label.c_str(), g + 1, tag, sent[static_cast<size_t>(k)].tag, k % kSteps + 1, g + 1,
@@ -353,17 +360,17 @@ void tagRunsAhead(Ctx& c) {
 
 void addGroupedScenarios(std::vector<Scenario>& out) {
   out.push_back(
-      {"Grouped", "TagsRouteIntoOldestReceive", 30, 2, 6, tagsRoute,
+      {"Grouped", "TagsRouteIntoOldestReceive", Rule::TagRouting, 2, 6, tagsRoute,
        "two grouped receives; sends in reverse tag order land by tag in the older one first"});
   out.push_back(
-      {"Grouped", "OneTagRunsAhead", 30, 2, 6, tagRunsAhead,
+      {"Grouped", "OneTagRunsAhead", Rule::TagRouting, 2, 6, tagRunsAhead,
        "two receives of tags {0, 1}; tag 0 sends both steps first: step 1 of each tag lands in "
        "receive 1 (or the early send gets NULL until then)"});
-  out.push_back({"Grouped", "PerBufferSizes", 31, 2, 6, perBufferSizes,
+  out.push_back({"Grouped", "PerBufferSizes", Rule::GroupedCompletion, 2, 6, perBufferSizes,
                  "maxRecvs buffers of different capacities: one request, sizes[i] per buffer"});
-  out.push_back({"Grouped", "SameTagInEveryBuffer", 30, 2, 6, sameTag,
+  out.push_back({"Grouped", "SameTagInEveryBuffer", Rule::TagRouting, 2, 6, sameTag,
                  "one tag for all buffers: each buffer gets exactly one message"});
-  out.push_back({"Grouped", "MixedGroupSizes", 30, 2, 6, mixed,
+  out.push_back({"Grouped", "MixedGroupSizes", Rule::TagRouting, 2, 6, mixed,
                  "receives of n=1 and n=maxRecvs alternate; messages follow posting order"});
 }
 

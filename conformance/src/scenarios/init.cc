@@ -8,17 +8,52 @@ namespace conformance {
 namespace {
 
 void repeated(Ctx& c) {
-  // NCCL inits once per communicator: a job that creates and destroys
-  // communicators repeats the cycle many times in one process.
+  // NCCL inits once per communicator (src/plugin/net.cc ncclNetInit). A job
+  // that keeps its first communicator and creates and destroys others
+  // repeats the cycle many times in one process, with a context always
+  // alive; through v6..v10 the compat shim (src/plugin/net/net_v*.cc
+  // ncclNet_init) then runs the plugin's own init only once.
+  void* keeper = c.newContext();
   for (int cycle = 1; cycle <= 10; cycle++) {
     void* context = c.newContext();
     c.useContext(context);
     int ndev = c.devices();
-    CONF_EXPECT(ndev >= 1, 3, "devices() reported %d after init #%d", ndev, cycle);
+    CONF_EXPECT(ndev >= 1, Rule::InitPerCommunicator, "devices() reported %d after init #%d", ndev,
+                cycle);
     Handle handle;
     void* listenComm = c.listen(0, &handle);
     c.closeListen(listenComm);
     c.finalizeContext(context);
+  }
+  c.useContext(keeper);
+  Handle handle;
+  c.closeListen(c.listen(0, &handle));
+}
+
+void reinitAfterLastFinalize(Ctx& c) {
+  // Every context finalized, then init on the same load: NCCL does this
+  // when NCCL_NET_PLUGIN_REF_COUNT > 0 keeps the library loaded after its
+  // last communicator (src/plugin/net.cc ncclNetPluginUnload is skipped),
+  // and through v6..v10 the shim's refCount is back at 0, so the plugin's
+  // own init runs again (2.30.3+ does the same without the setting when the
+  // library cannot be unmapped). Whatever breaks after that is this rule's
+  // finding.
+  for (int cycle = 1; cycle <= 2; cycle++) {
+    void* context = c.newContext();
+    c.useContext(context);
+    try {
+      void* comm = c.link(0, 1, format("connection after init #%d", cycle));
+      c.transfer(comm, 0, 1, 65536, 4200 + static_cast<uint64_t>(cycle));
+      if (c.rank() == 0) c.closeSend(comm);
+      if (c.rank() == 1) c.closeRecv(comm);
+      c.finalizeContext(context);
+      c.barrier(format("every context finalized (cycle %d)", cycle));
+    } catch (const Violation& v) {
+      if (cycle == 1) throw;  // the first cycle is an ordinary communicator
+      fail(Rule::ReinitAfterLastFinalize,
+           "after every context was finalized, init was called again on the same load: %s",
+           v.message.c_str());
+    }
   }
 }
 
@@ -46,7 +81,8 @@ void finalizeNull(Ctx& c) {
   ncclResult_t res = c.net().finalize(nullptr);
   if (res != ncclSuccess) c.note("finalize(NULL) returned " + resultName(res));
   int ndev = c.devices();
-  CONF_EXPECT(ndev >= 1, 3, "the plugin reports %d devices after finalize(NULL)", ndev);
+  CONF_EXPECT(ndev >= 1, Rule::InitPerCommunicator,
+              "the plugin reports %d devices after finalize(NULL)", ndev);
 }
 
 void trafficClass(Ctx& c) {
@@ -58,13 +94,16 @@ void trafficClass(Ctx& c) {
 }  // namespace
 
 void addInitScenarios(std::vector<Scenario>& out) {
-  out.push_back({"Init", "RepeatedInitFinalize", 3, 1, 6, repeated,
-                 "10 init/devices/listen/finalize cycles in one process"});
-  out.push_back({"Init", "ContextPerCommunicator", 3, 2, 11, contextPerComm,
+  out.push_back({"Init", "RepeatedInitFinalize", Rule::InitPerCommunicator, 1, 6, repeated,
+                 "10 init/devices/listen/finalize cycles while another context stays alive"});
+  out.push_back({"Init", "ReinitAfterLastFinalize", Rule::ReinitAfterLastFinalize, 2, 6,
+                 reinitAfterLastFinalize,
+                 "every context finalized, init again on the same load: connections still work"});
+  out.push_back({"Init", "ContextPerCommunicator", Rule::InitPerCommunicator, 2, 11, contextPerComm,
                  "two live contexts; finalizing one leaves the other working"});
-  out.push_back({"Init", "FinalizeNullContext", 3, 1, 11, finalizeNull,
+  out.push_back({"Init", "FinalizeNullContext", Rule::InitPerCommunicator, 1, 11, finalizeNull,
                  "finalize(NULL) neither crashes nor breaks the plugin"});
-  out.push_back({"Init", "TrafficClassAccepted", 24, 2, 10, trafficClass,
+  out.push_back({"Init", "TrafficClassAccepted", Rule::TrafficClassAccepted, 2, 10, trafficClass,
                  "a connection made under trafficClass 3 carries data"});
 }
 

@@ -25,26 +25,28 @@ const char* nameOf(const ncclNetProperties_v12_t& p) {
 void devicesStable(Ctx& c) {
   int n = c.devices();
   int again = 0;
-  CONF_OK(c.net().devices(&again), 4, "second devices()");
-  CONF_EXPECT(again == n, 4, "devices() reported %d, then %d", n, again);
-  CONF_EXPECT(n >= c.profile().minDevices, kRuleProfile,
+  CONF_OK(c.net().devices(&again), Rule::DevicesReported, "second devices()");
+  CONF_EXPECT(again == n, Rule::DevicesReported, "devices() reported %d, then %d", n, again);
+  CONF_EXPECT(n >= c.profile().minDevices, Rule::ProfileExpectation,
               "the profile expects at least %d devices, found %d", c.profile().minDevices, n);
   for (int d = 0; d < n; d++) {
     ncclNetProperties_v12_t p{};
-    CONF_OK(c.net().getProperties(d, &p), 4, format("getProperties(%d) again", d));
+    CONF_OK(c.net().getProperties(d, &p), Rule::DevicesReported,
+            format("getProperties(%d) again", d));
     const ncclNetProperties_v12_t& first = c.props(d);
     CONF_EXPECT(p.guid == first.guid && p.speed == first.speed && p.ptrSupport == first.ptrSupport,
-                4, "getProperties(%d) changed between two calls (guid, speed or ptrSupport)", d);
+                Rule::DevicesReported,
+                "getProperties(%d) changed between two calls (guid, speed or ptrSupport)", d);
   }
 }
 
 void namesUnique(Ctx& c) {
   std::set<std::string> seen;
   eachDevice(c, [&](int d, const ncclNetProperties_v12_t& p) {
-    CONF_EXPECT(p.name != nullptr && p.name[0] != '\0', 8, "device %d has an empty or NULL name",
-                d);
+    CONF_EXPECT(p.name != nullptr && p.name[0] != '\0', Rule::NamesUnique,
+                "device %d has an empty or NULL name", d);
     CONF_EXPECT(
-        seen.insert(p.name).second, 8,
+        seen.insert(p.name).second, Rule::NamesUnique,
         "device %d is named '%s' like an earlier device: NCCL's topology finds NICs by name", d,
         p.name);
   });
@@ -56,10 +58,10 @@ void pciPath(Ctx& c) {
     char* real = realpath(p.pciPath, nullptr);
     std::string resolved = real ? real : "";
     std::free(real);
-    CONF_EXPECT(!resolved.empty(), 6,
+    CONF_EXPECT(!resolved.empty(), Rule::PciPathValid,
                 "device %d '%s': pciPath '%s' does not exist (NULL is allowed)", d, nameOf(p),
                 p.pciPath);
-    CONF_EXPECT(resolved.compare(0, 5, "/sys/") == 0, 6,
+    CONF_EXPECT(resolved.compare(0, 5, "/sys/") == 0, Rule::PciPathValid,
                 "device %d '%s': pciPath '%s' resolves to '%s', outside /sys", d, nameOf(p),
                 p.pciPath, resolved.c_str());
   });
@@ -67,28 +69,30 @@ void pciPath(Ctx& c) {
 
 void speed(Ctx& c) {
   eachDevice(c, [&](int d, const ncclNetProperties_v12_t& p) {
-    CONF_EXPECT(p.speed > 0, 12, "device %d '%s': speed is %d Mbps; NCCL reads <= 0 as 10 Gb/s", d,
-                nameOf(p), p.speed);
+    CONF_EXPECT(p.speed > 0, Rule::SpeedPositive,
+                "device %d '%s': speed is %d Mbps; NCCL reads <= 0 as 10 Gb/s", d, nameOf(p),
+                p.speed);
   });
 }
 
 void latency(Ctx& c) {
   eachDevice(c, [&](int d, const ncclNetProperties_v12_t& p) {
-    CONF_EXPECT(std::isfinite(p.latency) && p.latency >= 0, 14, "device %d '%s': latency is %g us",
-                d, nameOf(p), static_cast<double>(p.latency));
+    CONF_EXPECT(std::isfinite(p.latency) && p.latency >= 0, Rule::LatencyValid,
+                "device %d '%s': latency is %g us", d, nameOf(p), static_cast<double>(p.latency));
   });
 }
 
 void maxComms(Ctx& c) {
   eachDevice(c, [&](int d, const ncclNetProperties_v12_t& p) {
-    CONF_EXPECT(p.maxComms >= 1, 15, "device %d '%s': maxComms is %d", d, nameOf(p), p.maxComms);
+    CONF_EXPECT(p.maxComms >= 1, Rule::MaxCommsPositive, "device %d '%s': maxComms is %d", d,
+                nameOf(p), p.maxComms);
   });
 }
 
 void maxRecvs(Ctx& c) {
   eachDevice(c, [&](int d, const ncclNetProperties_v12_t& p) {
-    CONF_EXPECT(p.maxRecvs >= 1 && p.maxRecvs <= 8, 16, "device %d '%s': maxRecvs is %d", d,
-                nameOf(p), p.maxRecvs);
+    CONF_EXPECT(p.maxRecvs >= 1 && p.maxRecvs <= 8, Rule::MaxRecvsInRange,
+                "device %d '%s': maxRecvs is %d", d, nameOf(p), p.maxRecvs);
   });
 }
 
@@ -96,15 +100,15 @@ void ptrSupport(Ctx& c) {
   bool dmabuf = c.net().provides(ncclnet::host::Optional::RegMrDmaBuf);
   eachDevice(c, [&](int d, const ncclNetProperties_v12_t& p) {
     int known = NCCL_PTR_HOST | NCCL_PTR_CUDA | NCCL_PTR_DMABUF;
-    CONF_EXPECT((p.ptrSupport & ~known) == 0, 9, "device %d '%s': ptrSupport 0x%x has unknown bits",
-                d, nameOf(p), p.ptrSupport);
-    CONF_EXPECT(p.ptrSupport & NCCL_PTR_HOST, 9,
+    CONF_EXPECT((p.ptrSupport & ~known) == 0, Rule::PtrSupportCoherent,
+                "device %d '%s': ptrSupport 0x%x has unknown bits", d, nameOf(p), p.ptrSupport);
+    CONF_EXPECT(p.ptrSupport & NCCL_PTR_HOST, Rule::PtrSupportCoherent,
                 "device %d '%s': ptrSupport 0x%x lacks NCCL_PTR_HOST", d, nameOf(p), p.ptrSupport);
     if (p.ptrSupport & NCCL_PTR_DMABUF) {
-      CONF_EXPECT(dmabuf, 9,
+      CONF_EXPECT(dmabuf, Rule::PtrSupportCoherent,
                   "device %d '%s': ptrSupport advertises NCCL_PTR_DMABUF but regMrDmaBuf is NULL",
                   d, nameOf(p));
-      CONF_EXPECT(p.ptrSupport & NCCL_PTR_CUDA, 9,
+      CONF_EXPECT(p.ptrSupport & NCCL_PTR_CUDA, Rule::PtrSupportCoherent,
                   "device %d '%s': ptrSupport advertises NCCL_PTR_DMABUF without NCCL_PTR_CUDA", d,
                   nameOf(p));
     }
@@ -117,8 +121,9 @@ void deviceType(Ctx& c) {
                 p.netDeviceVersion == NCCL_NET_DEVICE_INVALID_VERSION;
     bool unpack = p.netDeviceType == NCCL_NET_DEVICE_UNPACK &&
                   p.netDeviceVersion == NCCL_NET_DEVICE_UNPACK_VERSION;
-    CONF_EXPECT(host || unpack, 17, "device %d '%s': netDeviceType %d with netDeviceVersion %d", d,
-                nameOf(p), static_cast<int>(p.netDeviceType), p.netDeviceVersion);
+    CONF_EXPECT(host || unpack, Rule::DeviceTypeKnown,
+                "device %d '%s': netDeviceType %d with netDeviceVersion %d", d, nameOf(p),
+                static_cast<int>(p.netDeviceType), p.netDeviceVersion);
   });
 }
 
@@ -126,7 +131,7 @@ void maxBytes(Ctx& c) {
   eachDevice(c, [&](int d, const ncclNetProperties_v12_t& p) {
     for (auto [field, value] : {std::pair<const char*, size_t>{"maxP2pBytes", p.maxP2pBytes},
                                 {"maxCollBytes", p.maxCollBytes}}) {
-      CONF_EXPECT(value > 0 && value <= NCCL_MAX_NET_SIZE_BYTES, 18,
+      CONF_EXPECT(value > 0 && value <= NCCL_MAX_NET_SIZE_BYTES, Rule::MaxBytesInRange,
                   "device %d '%s': %s is %zu; NCCL's proxy setup fails outside (0, 1 TiB]", d,
                   nameOf(p), field, value);
     }
@@ -137,11 +142,11 @@ void vProps(Ctx& c) {
   int n = c.devices();
   int width = c.version() >= 12 ? 8 : (c.version() >= 9 ? 4 : 1);
   eachDevice(c, [&](int d, const ncclNetProperties_v12_t& p) {
-    CONF_EXPECT(p.vProps.ndevs >= 1 && p.vProps.ndevs <= width, 19,
+    CONF_EXPECT(p.vProps.ndevs >= 1 && p.vProps.ndevs <= width, Rule::VirtualDevicesValid,
                 "device %d '%s': vProps.ndevs is %d (ABI v%d allows 1..%d)", d, nameOf(p),
                 p.vProps.ndevs, c.version(), width);
     for (int i = 0; i < p.vProps.ndevs; i++) {
-      CONF_EXPECT(p.vProps.devs[i] >= 0 && p.vProps.devs[i] < n, 19,
+      CONF_EXPECT(p.vProps.devs[i] >= 0 && p.vProps.devs[i] < n, Rule::VirtualDevicesValid,
                   "device %d '%s': vProps.devs[%d] is %d, not a device", d, nameOf(p), i,
                   p.vProps.devs[i]);
     }
@@ -151,11 +156,12 @@ void vProps(Ctx& c) {
 void newerFields(Ctx& c) {
   eachDevice(c, [&](int d, const ncclNetProperties_v12_t& p) {
     if (c.version() >= 11) {
-      CONF_EXPECT(p.maxMultiRequestSize >= 1, 20, "device %d '%s': maxMultiRequestSize is %d", d,
-                  nameOf(p), p.maxMultiRequestSize);
+      CONF_EXPECT(p.maxMultiRequestSize >= 1, Rule::NewerFieldsValid,
+                  "device %d '%s': maxMultiRequestSize is %d", d, nameOf(p), p.maxMultiRequestSize);
     }
     if (c.version() >= 12) {
-      CONF_EXPECT(p.railId >= NCCL_NET_ID_UNDEF && p.planeId >= NCCL_NET_ID_UNDEF, 20,
+      CONF_EXPECT(p.railId >= NCCL_NET_ID_UNDEF && p.planeId >= NCCL_NET_ID_UNDEF,
+                  Rule::NewerFieldsValid,
                   "device %d '%s': railId %d / planeId %d (NCCL_NET_ID_UNDEF is -1)", d, nameOf(p),
                   p.railId, p.planeId);
     }
@@ -191,7 +197,7 @@ void profileExpectations(Ctx& c) {
           continue;
         }
         std::string found = evaluate(check, p);
-        CONF_EXPECT(found.empty(), kRuleProfile,
+        CONF_EXPECT(found.empty(), Rule::ProfileExpectation,
                     "device %d '%s': expected '%s' (%s line %d), but %s", d, nameOf(p),
                     check.text.c_str(), c.profile().path.c_str(), check.line, found.c_str());
       }
@@ -202,29 +208,32 @@ void profileExpectations(Ctx& c) {
 }  // namespace
 
 void addPropertiesScenarios(std::vector<Scenario>& out) {
-  out.push_back({"Properties", "DevicesStable", 4, 1, 6, devicesStable,
+  out.push_back({"Properties", "DevicesStable", Rule::DevicesReported, 1, 6, devicesStable,
                  "devices() >= 1 (and the profile's minimum), same count and properties twice"});
-  out.push_back({"Properties", "NamesUnique", 8, 1, 6, namesUnique,
+  out.push_back({"Properties", "NamesUnique", Rule::NamesUnique, 1, 6, namesUnique,
                  "every device has its own non-empty name"});
+  out.push_back({"Properties", "PciPathResolves", Rule::PciPathValid, 1, 6, pciPath,
+                 "pciPath is NULL or a path under /sys"});
   out.push_back(
-      {"Properties", "PciPathResolves", 6, 1, 6, pciPath, "pciPath is NULL or a path under /sys"});
-  out.push_back({"Properties", "SpeedPositive", 12, 1, 6, speed, "speed > 0 Mbps"});
+      {"Properties", "SpeedPositive", Rule::SpeedPositive, 1, 6, speed, "speed > 0 Mbps"});
+  out.push_back({"Properties", "LatencyNotNegative", Rule::LatencyValid, 1, 6, latency,
+                 "latency is finite and >= 0"});
   out.push_back(
-      {"Properties", "LatencyNotNegative", 14, 1, 6, latency, "latency is finite and >= 0"});
-  out.push_back({"Properties", "MaxCommsPositive", 15, 1, 6, maxComms, "maxComms >= 1"});
-  out.push_back({"Properties", "MaxRecvsInRange", 16, 1, 6, maxRecvs, "maxRecvs in 1..8"});
-  out.push_back({"Properties", "PtrSupportCoherent", 9, 1, 6, ptrSupport,
+      {"Properties", "MaxCommsPositive", Rule::MaxCommsPositive, 1, 6, maxComms, "maxComms >= 1"});
+  out.push_back(
+      {"Properties", "MaxRecvsInRange", Rule::MaxRecvsInRange, 1, 6, maxRecvs, "maxRecvs in 1..8"});
+  out.push_back({"Properties", "PtrSupportCoherent", Rule::PtrSupportCoherent, 1, 6, ptrSupport,
                  "HOST set, no unknown bits, DMABUF only with CUDA and regMrDmaBuf"});
-  out.push_back({"Properties", "DeviceTypeAndVersion", 17, 1, 6, deviceType,
+  out.push_back({"Properties", "DeviceTypeAndVersion", Rule::DeviceTypeKnown, 1, 6, deviceType,
                  "netDeviceType/Version is HOST/INVALID or UNPACK/7"});
-  out.push_back({"Properties", "MaxBytesInRange", 18, 1, 6, maxBytes,
+  out.push_back({"Properties", "MaxBytesInRange", Rule::MaxBytesInRange, 1, 6, maxBytes,
                  "maxP2pBytes, maxCollBytes in (0, 1 TiB]"});
-  out.push_back({"Properties", "VirtualDeviceProps", 19, 1, 6, vProps,
+  out.push_back({"Properties", "VirtualDeviceProps", Rule::VirtualDevicesValid, 1, 6, vProps,
                  "vProps.ndevs within the ABI's width, devs are devices"});
-  out.push_back({"Properties", "NewerFieldsValid", 20, 1, 11, newerFields,
+  out.push_back({"Properties", "NewerFieldsValid", Rule::NewerFieldsValid, 1, 11, newerFields,
                  "maxMultiRequestSize >= 1 (v11+), railId/planeId >= -1 (v12)"});
-  out.push_back({"Properties", "ProfileExpectations", kRuleProfile, 1, 6, profileExpectations,
-                 "each NIC meets the profile's expect.nics checks"});
+  out.push_back({"Properties", "ProfileExpectations", Rule::ProfileExpectation, 1, 6,
+                 profileExpectations, "each NIC meets the profile's expect.nics checks"});
 }
 
 }  // namespace conformance

@@ -18,7 +18,8 @@ void bothComms(Ctx& c) {
   Buffer buf(1 << 20);
   void* first = c.reg(comm, buf.data(), buf.size());
   void* second = c.reg(comm, buf.data(), buf.size());
-  CONF_EXPECT(first != nullptr || second != nullptr, 25, "regMr returned NULL handles");
+  CONF_EXPECT(first != nullptr || second != nullptr, Rule::RegMrHostAndCuda,
+              "regMr returned NULL handles");
   c.dereg(comm, first);
   c.transfer(comm, 0, 1, 1 << 20, 25);
   c.dereg(comm, second);
@@ -38,7 +39,8 @@ void subRanges(Ctx& c) {
       buf.fill(100 + round, kOffset, kLength);
       void* r = c.isend(comm, buf.data() + kOffset, kLength, 0, mh, what);
       int size = 0;
-      CONF_OK(c.wait(r, &size, "isend " + what), 35, "test(isend " + what + ")");
+      CONF_OK(c.wait(r, &size, "isend " + what), Rule::CompletionReportsSizes,
+              "test(isend " + what + ")");
     } else {
       buf.clear(0);
       void* data = buf.data() + kOffset;
@@ -46,16 +48,18 @@ void subRanges(Ctx& c) {
       int tag = 0;
       void* r = c.irecv(comm, 1, &data, &cap, &tag, &mh, what);
       int size = -1;
-      CONF_OK(c.wait(r, &size, "irecv " + what), 35, "test(irecv " + what + ")");
+      CONF_OK(c.wait(r, &size, "irecv " + what), Rule::CompletionReportsSizes,
+              "test(irecv " + what + ")");
       CONF_EXPECT(size == static_cast<int>(kLength) &&
                       buf.verify(100 + round, kOffset, kLength) == Buffer::kMismatch,
-                  25,
+                  Rule::RegMrHostAndCuda,
                   "a transfer through the %s handle of a sub-range delivered %d B or wrong bytes",
                   round == 0 ? "sub-range's own" : "whole buffer's", size);
       size_t where = 0;
       CONF_EXPECT(buf.untouched(0, 0, kOffset, &where) &&
                       buf.untouched(0, kOffset + kLength, kWhole - kOffset - kLength, &where),
-                  32, "a receive into a sub-range wrote at offset %zu, outside it", where);
+                  Rule::TruncationIsAnError,
+                  "a receive into a sub-range wrote at offset %zu, outside it", where);
     }
     c.barrier(format("sub-range round %d", round));
   }
@@ -81,7 +85,7 @@ void cacheCheap(Ctx& c) {
   double each = (nowSeconds() - start) / kSub;
   c.note(format("whole 64 MiB: %.1f us; sub-range reg+dereg: %.1f us", first * 1e6, each * 1e6));
   double allowed = std::max(100e-6 * c.profile().timeScale, first / 4);
-  CONF_EXPECT(each <= allowed, 10,
+  CONF_EXPECT(each <= allowed, Rule::GlobalRegistrationCheap,
               "re-registering 1 MiB sub-ranges of a registered buffer takes %.1f us each (first "
               "registration %.1f us); regIsGlobal=1 promises nearly free",
               each * 1e6, first * 1e6);
@@ -106,14 +110,14 @@ void everyHandle(Ctx& c) {
 }  // namespace
 
 void addRegistrationScenarios(std::vector<Scenario>& out) {
-  out.push_back({"Registration", "HostOnSendAndRecvComm", 25, 2, 6, bothComms,
+  out.push_back({"Registration", "HostOnSendAndRecvComm", Rule::RegMrHostAndCuda, 2, 6, bothComms,
                  "regMr(NCCL_PTR_HOST) on sendComm and recvComm, twice on one buffer"});
-  out.push_back({"Registration", "SubRanges", 25, 2, 6, subRanges,
+  out.push_back({"Registration", "SubRanges", Rule::RegMrHostAndCuda, 2, 6, subRanges,
                  "unaligned sub-range registrations; data through a sub-range's or the whole "
                  "buffer's handle"});
-  out.push_back({"Registration", "GlobalRegistrationIsCheap", 10, 2, 6, cacheCheap,
-                 "regIsGlobal=1: re-registering sub-ranges costs little"});
-  out.push_back({"Registration", "DeregisterEveryHandle", 27, 2, 6, everyHandle,
+  out.push_back({"Registration", "GlobalRegistrationIsCheap", Rule::GlobalRegistrationCheap, 2, 6,
+                 cacheCheap, "regIsGlobal=1: re-registering sub-ranges costs little"});
+  out.push_back({"Registration", "DeregisterEveryHandle", Rule::DeregMrReleases, 2, 6, everyHandle,
                  "100 handles deregistered in random order; the comm still works"});
 }
 

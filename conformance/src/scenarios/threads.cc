@@ -134,7 +134,7 @@ void concurrentComms(Ctx& c) {
   for (auto& t : workers) t.join();
   moving = false;
   registrar.join();
-  CONF_EXPECT(failures.count() == 0, 40,
+  CONF_EXPECT(failures.count() == 0, Rule::ThreadSafe,
               "with %d comms driven from %d threads and a registering thread: %s (%d failures)",
               kComms, kComms, failures.first().c_str(), failures.count());
   c.barrier("all moved");
@@ -144,7 +144,8 @@ void concurrentComms(Ctx& c) {
 }  // namespace
 
 void addThreadScenarios(std::vector<Scenario>& out) {
-  out.push_back({"Threads", "ConcurrentCommsAndRegistration", 40, 2, 6, concurrentComms,
+  out.push_back({"Threads", "ConcurrentCommsAndRegistration", Rule::ThreadSafe, 2, 6,
+                 concurrentComms,
                  "4 comms each driven by its own thread while another thread registers "
                  "memory on a busy comm; every byte verified"});
 }

@@ -131,7 +131,7 @@ rt::Workload withEnabledProtocols(const rt::Workload& w) {
   return out;
 }
 
-void runWorkload(Ctx& c, const rt::Workload& all, const rt::TransportConfig& config, int rule,
+void runWorkload(Ctx& c, const rt::Workload& all, const rt::TransportConfig& config, Rule rule,
                  Buffers buffers = Buffers::Host, int minRecvs = 1) {
   if (c.nranks() != 2) skip("transport scenarios run on 2 ranks, not %d", c.nranks());
   const rt::Workload w = withEnabledProtocols(all);
@@ -177,7 +177,7 @@ void ringSimpleOn(Ctx& c, Buffers buffers) {
   w.phases = {rt::RoundOptions{.protocol = rt::Protocol::Simple},
               rt::RoundOptions{.protocol = rt::Protocol::Simple, .sliceSteps = 2, .chunkSteps = 4}};
   w.maxBytes = 300000;
-  runWorkload(c, w, rt::TransportConfig::shrunk(), 35, buffers);
+  runWorkload(c, w, rt::TransportConfig::shrunk(), Rule::CompletionReportsSizes, buffers);
 }
 
 void ringLLOn(Ctx& c, Buffers buffers) {
@@ -185,7 +185,7 @@ void ringLLOn(Ctx& c, Buffers buffers) {
   w.links = rt::twoRankRing(4, false, buffers == Buffers::Gpu);
   w.phases = {rt::RoundOptions{.protocol = rt::Protocol::LL}};
   w.maxBytes = 100000;
-  runWorkload(c, w, rt::TransportConfig::shrunk(), 35, buffers);
+  runWorkload(c, w, rt::TransportConfig::shrunk(), Rule::CompletionReportsSizes, buffers);
 }
 
 void ringLL128On(Ctx& c, Buffers buffers) {
@@ -193,7 +193,7 @@ void ringLL128On(Ctx& c, Buffers buffers) {
   w.links = rt::twoRankRing(4, false, buffers == Buffers::Gpu);
   w.phases = {rt::RoundOptions{.protocol = rt::Protocol::LL128}};
   w.maxBytes = 300000;
-  runWorkload(c, w, rt::TransportConfig::shrunk(), 35, buffers);
+  runWorkload(c, w, rt::TransportConfig::shrunk(), Rule::CompletionReportsSizes, buffers);
 }
 
 void ringSimple(Ctx& c) {
@@ -223,7 +223,7 @@ void ringNcclBuffers(Ctx& c) {
               rt::RoundOptions{.protocol = rt::Protocol::LL}};
   w.rounds = 3;
   w.maxBytes = 5 << 20;
-  runWorkload(c, w, rt::TransportConfig(), 35);
+  runWorkload(c, w, rt::TransportConfig(), Rule::CompletionReportsSizes);
 }
 
 void p2pSharedOn(Ctx& c, Buffers buffers) {
@@ -231,7 +231,7 @@ void p2pSharedOn(Ctx& c, Buffers buffers) {
   w.links = rt::twoRankRing(4, true, buffers == Buffers::Gpu);
   w.phases = {rt::RoundOptions{}};
   w.rounds = 12;
-  runWorkload(c, w, rt::TransportConfig::shrunk(), 35, buffers);
+  runWorkload(c, w, rt::TransportConfig::shrunk(), Rule::CompletionReportsSizes, buffers);
 }
 void p2pShared(Ctx& c) {
   p2pSharedOn(c, Buffers::Host);
@@ -246,7 +246,7 @@ void p2pDedicated(Ctx& c) {
   rt::Workload w;
   w.links = rt::twoRankRing(2, true);
   w.phases = {rt::RoundOptions{}, rt::RoundOptions{.protocol = rt::Protocol::LL}};
-  runWorkload(c, w, config, 35);
+  runWorkload(c, w, config, Rule::CompletionReportsSizes);
 }
 
 void groupedSharedCommsOn(Ctx& c, Buffers buffers) {
@@ -257,7 +257,7 @@ void groupedSharedCommsOn(Ctx& c, Buffers buffers) {
   w.sendGroupByLocalRank = true;
   w.phases = {rt::RoundOptions{}, rt::RoundOptions{.protocol = rt::Protocol::LL}};
   w.rounds = 10;
-  runWorkload(c, w, config, 30, buffers, /*minRecvs=*/2);
+  runWorkload(c, w, config, Rule::TagRouting, buffers, /*minRecvs=*/2);
 }
 void groupedSharedComms(Ctx& c) {
   groupedSharedCommsOn(c, Buffers::Host);
@@ -274,7 +274,7 @@ void registeredBuffers(Ctx& c) {
   w.phases = {rt::RoundOptions{.registered = true}, rt::RoundOptions{},
               rt::RoundOptions{.registered = true}};
   w.maxBytes = 700000;
-  runWorkload(c, w, config, 35);
+  runWorkload(c, w, config, Rule::CompletionReportsSizes);
 }
 
 void longRandomRun(Ctx& c) {
@@ -288,7 +288,7 @@ void longRandomRun(Ctx& c) {
   w.rounds = 6;
   w.maxBytes = 1 << 20;
   w.seed = 7;
-  runWorkload(c, w, rt::TransportConfig::shrunk(), 35);
+  runWorkload(c, w, rt::TransportConfig::shrunk(), Rule::CompletionReportsSizes);
 }
 
 void unpackRingAndP2p(Ctx& c) {
@@ -302,51 +302,53 @@ void unpackRingAndP2p(Ctx& c) {
       rt::RoundOptions{.protocol = rt::Protocol::Simple, .sliceSteps = 2, .chunkSteps = 4}};
   ring.rounds = 8;
   ring.maxBytes = 1 << 20;
-  runWorkload(c, ring, rt::TransportConfig(), 35);
+  runWorkload(c, ring, rt::TransportConfig(), Rule::CompletionReportsSizes);
   rt::Workload p2p;
   p2p.links = rt::twoRankRing(2, true);
   p2p.phases = {rt::RoundOptions{.protocol = rt::Protocol::Simple}};
   p2p.rounds = 8;
   p2p.maxBytes = 1 << 20;
-  runWorkload(c, p2p, rt::TransportConfig(), 35);
+  runWorkload(c, p2p, rt::TransportConfig(), Rule::CompletionReportsSizes);
 }
 
 }  // namespace
 
 void addTransportScenarios(std::vector<Scenario>& out) {
   const char* area = "Transport";
-  out.push_back({area, "RingSimpleFourChannels", 35, 2, 6, ringSimple,
+  out.push_back({area, "RingSimpleFourChannels", Rule::CompletionReportsSizes, 2, 6, ringSimple,
                  "SIMPLE ring on 4 channels, 1 and 2 slice steps, small buffers, bytes checked"});
-  out.push_back({area, "RingLLFourChannels", 35, 2, 6, ringLL,
+  out.push_back({area, "RingLLFourChannels", Rule::CompletionReportsSizes, 2, 6, ringLL,
                  "LL ring on 4 channels: flag-interleaved lines polled by the device"});
-  out.push_back({area, "RingLL128FourChannels", 35, 2, 6, ringLL128,
+  out.push_back({area, "RingLL128FourChannels", Rule::CompletionReportsSizes, 2, 6, ringLL128,
                  "LL128 ring on 4 channels: 128-byte lines with a flag word"});
-  out.push_back({area, "RingNcclDefaultBuffers", 35, 2, 6, ringNcclBuffers,
+  out.push_back({area, "RingNcclDefaultBuffers", Rule::CompletionReportsSizes, 2, 6,
+                 ringNcclBuffers,
                  "ring with NCCL's buffer sizes, messages up to 5 MiB, every protocol"});
-  out.push_back({area, "P2pSharedBuffers", 35, 2, 6, p2pShared,
+  out.push_back({area, "P2pSharedBuffers", Rule::CompletionReportsSizes, 2, 6, p2pShared,
                  "p2p on 4 channels through the shared per-peer pools"});
-  out.push_back({area, "P2pDedicatedBuffers", 35, 2, 6, p2pDedicated,
+  out.push_back({area, "P2pDedicatedBuffers", Rule::CompletionReportsSizes, 2, 6, p2pDedicated,
                  "p2p with NCCL_NET_SHARED_BUFFERS=0, SIMPLE and LL"});
-  out.push_back({area, "GroupedReceivesThroughSharedComms", 30, 2, 6, groupedSharedComms,
+  out.push_back({area, "GroupedReceivesThroughSharedComms", Rule::TagRouting, 2, 6,
+                 groupedSharedComms,
                  "4 local ranks share one comm per channel: grouped receives routed by tag"});
-  out.push_back({area, "RegisteredBuffers", 35, 2, 6, registeredBuffers,
+  out.push_back({area, "RegisteredBuffers", Rule::CompletionReportsSizes, 2, 6, registeredBuffers,
                  "p2p from and into registered user buffers, in steps of maxNetSize, between "
                  "rounds through the shared pools"});
-  out.push_back({area, "LongRandomRun", 35, 2, 6, longRandomRun,
+  out.push_back({area, "LongRandomRun", Rule::CompletionReportsSizes, 2, 6, longRandomRun,
                  "72 rounds of random sizes up to 1 MiB, protocols alternating"});
-  out.push_back({area, "UnpackRingAndP2p", 35, 2, 6, unpackRingAndP2p,
+  out.push_back({area, "UnpackRingAndP2p", Rule::CompletionReportsSizes, 2, 6, unpackRingAndP2p,
                  "UNPACK devices: ring and p2p steps land as bounce pages, unpacked by the "
                  "device peer from the plugin's scatter lists, bytes checked"});
   // GPU-direct placement: --device cuda and a plugin with NCCL_PTR_CUDA.
-  out.push_back({area, "RingSimpleGpuMemory", 35, 2, 6, ringSimpleGpu,
+  out.push_back({area, "RingSimpleGpuMemory", Rule::CompletionReportsSizes, 2, 6, ringSimpleGpu,
                  "SIMPLE ring on 4 channels with step buffers in GPU memory (--device cuda)"});
-  out.push_back({area, "RingLLGpuMemory", 35, 2, 6, ringLLGpu,
+  out.push_back({area, "RingLLGpuMemory", Rule::CompletionReportsSizes, 2, 6, ringLLGpu,
                  "LL ring, receive lines in GPU memory polled by CUDA kernels (--device cuda)"});
-  out.push_back({area, "RingLL128GpuMemory", 35, 2, 6, ringLL128Gpu,
+  out.push_back({area, "RingLL128GpuMemory", Rule::CompletionReportsSizes, 2, 6, ringLL128Gpu,
                  "LL128 ring with GPU memory: sends ready on the tail alone (--device cuda)"});
-  out.push_back({area, "P2pSharedGpuMemory", 35, 2, 6, p2pSharedGpu,
+  out.push_back({area, "P2pSharedGpuMemory", Rule::CompletionReportsSizes, 2, 6, p2pSharedGpu,
                  "p2p through shared pools in GPU memory (--device cuda)"});
-  out.push_back({area, "GroupedReceivesGpuMemory", 30, 2, 6, groupedSharedCommsGpu,
+  out.push_back({area, "GroupedReceivesGpuMemory", Rule::TagRouting, 2, 6, groupedSharedCommsGpu,
                  "grouped receives through shared comms into GPU memory (--device cuda)"});
 }
 

@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -64,22 +65,78 @@ void tune(int fd) {
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
+#if defined(CONF_TCP_CALLS_HOST_UNCHECKED) || defined(CONF_TCP_DEFECT_BAD_PROFILER_EVENTS)
+// Calls what the host handed init the way several third-party plugins do:
+// the logger and, through a v10+ table, the profiler callback, from init
+// and from every call after, without a NULL check (NCCL never passes NULL).
+class HostCalls {
+ public:
+  explicit HostCalls(const ncclnet::InitArgs& args)
+      : log_(args.logger.function()),
+        profiler_(args.abiHasProfiler ? args.profiler : nullptr),
+        hasProfiler_(args.abiHasProfiler) {}
+  void operator()(const char* fn, void* phandle = nullptr) const {
+    log_(NCCL_LOG_TRACE, NCCL_NET, __FILE__, __LINE__, "conf-tcp: %s", fn);
+    if (!hasProfiler_) return;
+    void* event = nullptr;
+#ifdef CONF_TCP_DEFECT_BAD_PROFILER_EVENTS
+    profiler_(&event, 9, phandle, 1, nullptr);  // defect: no such event type
+#endif
+    profiler_(&event, ncclProfilerNetEventStart, phandle, 1, nullptr);
+    profiler_(&event, ncclProfilerNetEventUpdate, phandle, 1, nullptr);
+    profiler_(&event, ncclProfilerNetEventStop, phandle, 1, nullptr);
+  }
+
+ private:
+  ncclDebugLogger_t log_;
+  ncclProfilerCallback_t profiler_;
+  bool hasProfiler_;
+};
+#define CONF_TCP_HOST_CALL(...) host_(__VA_ARGS__)
+#else
+#define CONF_TCP_HOST_CALL(...) \
+  do {                          \
+  } while (0)
+#endif
+
 class ConfTcp {
  public:
   static constexpr const char* kName = CONF_TCP_NAME;
 
   static ncclResult_t create(const ncclnet::InitArgs& args, std::unique_ptr<ConfTcp>* out) {
-    *out = std::make_unique<ConfTcp>(args.logger);
+#ifdef CONF_TCP_DEFECT_CRASHES_IN_INIT
+    volatile int* nowhere = nullptr;
+    *nowhere = 1;  // defect: dies while NCCL (or the probe) initializes it
+#endif
+    *out = std::make_unique<ConfTcp>(args);
     return ncclSuccess;
   }
-  explicit ConfTcp(ncclnet::Logger log) : log_(log) {}
+  explicit ConfTcp(const ncclnet::InitArgs& args)
+      : log_(args.logger)
+#if defined(CONF_TCP_CALLS_HOST_UNCHECKED) || defined(CONF_TCP_DEFECT_BAD_PROFILER_EVENTS)
+        ,
+        host_(args)
+#endif
+  {
+    CONF_TCP_HOST_CALL("init");
+#ifdef CONF_TCP_DEFECT_SEGFAULTS_BEHIND_A_HANDLER
+    // As some fabric libraries do: a SIGSEGV handler of their own that
+    // turns a crash into exit(1), hiding the signal from the parent.
+    struct sigaction quiet {};
+    quiet.sa_handler = [](int) { _exit(1); };
+    sigemptyset(&quiet.sa_mask);
+    sigaction(SIGSEGV, &quiet, nullptr);
+#endif
+  }
 
   ncclResult_t devices(int* ndev) {
+    CONF_TCP_HOST_CALL("devices");
     *ndev = kDevices;
     return ncclSuccess;
   }
 
   ncclResult_t getProperties(int dev, ncclNetProperties_v12_t* props) {
+    CONF_TCP_HOST_CALL("getProperties");
     if (dev < 0 || dev >= kDevices) return bad("getProperties", "no such device");
 #ifdef CONF_TCP_DEFECT_DUPLICATE_NAMES
     props->name = names_[0];  // defect: every device has the same name
@@ -112,6 +169,7 @@ class ConfTcp {
   }
 
   ncclResult_t listen(const ncclnet::CommContext&, int dev, void* handle, void** listenComm) {
+    CONF_TCP_HOST_CALL("listen");
     if (dev < 0 || dev >= kDevices || handle == nullptr)
       return bad("listen", "bad device or handle");
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -136,6 +194,12 @@ class ConfTcp {
 
   ncclResult_t connect(const ncclnet::CommContext&, int, void* handle, void** sendComm,
                        ncclNetDeviceHandle_v12_t**) {
+    CONF_TCP_HOST_CALL("connect");
+#if defined(CONF_TCP_DEFECT_SEGFAULTS_IN_CONNECT) || \
+    defined(CONF_TCP_DEFECT_SEGFAULTS_BEHIND_A_HANDLER)
+    volatile int* nowhere = nullptr;
+    *nowhere = 1;  // defect: a NULL dereference in connect
+#endif
     Handle h;
     std::memcpy(&h, handle, sizeof(h));
     if (h.magic != kHandleMagic) return bad("connect", "not a conf-tcp handle");
@@ -192,6 +256,7 @@ class ConfTcp {
   }
 
   ncclResult_t accept(void* listenComm, void** recvComm, ncclNetDeviceHandle_v12_t**) {
+    CONF_TCP_HOST_CALL("accept");
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = listens_.find(listenComm);
     if (it == listens_.end()) return bad("accept", "unknown listenComm");
@@ -210,6 +275,7 @@ class ConfTcp {
   }
 
   ncclResult_t regMr(void* comm, void* data, size_t size, int type, void** mhandle) {
+    CONF_TCP_HOST_CALL("regMr");
     std::lock_guard<std::mutex> lock(mutex_);
     if (type != NCCL_PTR_HOST) return bad("regMr", "only host memory");
     if (!sends_.count(comm) && !recvs_.count(comm)) return bad("regMr", "unknown comm");
@@ -220,17 +286,22 @@ class ConfTcp {
   }
 
   ncclResult_t deregMr(void*, void* mhandle) {
+    CONF_TCP_HOST_CALL("deregMr");
     std::lock_guard<std::mutex> lock(mutex_);
     return mrs_.erase(mhandle) ? ncclSuccess : bad("deregMr", "not an mhandle of regMr");
   }
 
-  ncclResult_t isend(void* sendComm, void* data, size_t size, int tag, void* mhandle, void*,
-                     void** request) {
+  ncclResult_t isend(void* sendComm, void* data, size_t size, int tag, void* mhandle,
+                     [[maybe_unused]] void* phandle, void** request) {
+    CONF_TCP_HOST_CALL("isend", phandle);
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = sends_.find(sendComm);
     if (it == sends_.end()) return bad("isend", "unknown sendComm");
     if (!covers(mhandle, data, size)) return bad("isend", "buffer outside its registration");
     Request* r = it->second->pool().acquire();
+#ifdef CONF_TCP_DEFECT_KEEPS_STALE_REQUEST
+    if (r == nullptr) return ncclSuccess;  // defect: *request keeps what the caller left there
+#endif
     *request = r;  // NULL: every request is in flight, NCCL retries later
     if (r == nullptr) return ncclSuccess;
     r->owner = it->second.get();
@@ -244,7 +315,8 @@ class ConfTcp {
   }
 
   ncclResult_t irecv(void* recvComm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
-                     void**, void** request) {
+                     [[maybe_unused]] void** phandles, void** request) {
+    CONF_TCP_HOST_CALL("irecv", phandles ? phandles[0] : nullptr);
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = recvs_.find(recvComm);
     if (it == recvs_.end()) return bad("irecv", "unknown recvComm");
@@ -257,6 +329,9 @@ class ConfTcp {
     bool hinted = *request == reinterpret_cast<void*>(NCCL_NET_OPTIONAL_RECV_COMPLETION);
 #endif
     Request* r = it->second->pool().acquire();
+#ifdef CONF_TCP_DEFECT_KEEPS_STALE_REQUEST
+    if (r == nullptr) return ncclSuccess;  // defect: *request keeps what the caller left there
+#endif
     *request = r;
 #ifdef CONF_TCP_DEFECT_LEAVES_SENTINEL
     if (hinted) *request = reinterpret_cast<void*>(NCCL_NET_OPTIONAL_RECV_COMPLETION);  // defect
@@ -274,11 +349,13 @@ class ConfTcp {
   }
 
   ncclResult_t iflush(void*, int, void**, int*, void**, void** request) {
+    CONF_TCP_HOST_CALL("iflush");
     *request = nullptr;  // host memory is coherent: nothing to flush
     return ncclSuccess;
   }
 
   ncclResult_t test(void* request, int* done, int* sizes) {
+    CONF_TCP_HOST_CALL("test");
     std::lock_guard<std::mutex> lock(mutex_);
     Request* r = findRequest(request);
     if (r == nullptr) return bad("test", "not a request in flight");
@@ -305,19 +382,23 @@ class ConfTcp {
   }
 
   ncclResult_t irecvConsumed(void* recvComm, int, void*) {
+    CONF_TCP_HOST_CALL("irecvConsumed");
     std::lock_guard<std::mutex> lock(mutex_);
     return recvs_.count(recvComm) ? ncclSuccess : bad("irecvConsumed", "unknown recvComm");
   }
 
   ncclResult_t closeSend(void* comm) {
+    CONF_TCP_HOST_CALL("closeSend");
     std::lock_guard<std::mutex> lock(mutex_);
     return sends_.erase(comm) ? ncclSuccess : bad("closeSend", "unknown sendComm");
   }
   ncclResult_t closeRecv(void* comm) {
+    CONF_TCP_HOST_CALL("closeRecv");
     std::lock_guard<std::mutex> lock(mutex_);
     return recvs_.erase(comm) ? ncclSuccess : bad("closeRecv", "unknown recvComm");
   }
   ncclResult_t closeListen(void* comm) {
+    CONF_TCP_HOST_CALL("closeListen");
     std::lock_guard<std::mutex> lock(mutex_);
     return listens_.erase(comm) ? ncclSuccess : bad("closeListen", "unknown listenComm");
   }
@@ -352,6 +433,9 @@ class ConfTcp {
   }
 
   ncclnet::Logger log_;
+#if defined(CONF_TCP_CALLS_HOST_UNCHECKED) || defined(CONF_TCP_DEFECT_BAD_PROFILER_EVENTS)
+  HostCalls host_;
+#endif
   std::mutex mutex_;
   char names_[kDevices][16] = {"conf-tcp0", "conf-tcp1"};
   uint64_t nextConnectId_ = 0;

@@ -166,6 +166,9 @@ bool RecvComm::readHeader() {
 #ifdef CONF_TCP_DEFECT_HIDES_PEER_DEATH
     if (n == 0) return false;  // defect: a closed connection looks idle
 #endif
+#ifdef CONF_TCP_DEFECT_HIDES_IDLE_PEER_DEATH
+    if (n == 0 && headerGot_ == 0) return false;  // defect: EOF between messages looks idle
+#endif
     if (n <= 0) {
       failAll(ncclRemoteError);
       return false;

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: Apache-2.0
+// JUnit XML.
+#include "report/junit.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace conformance {
+
+namespace {
+
+std::string escape(const std::string& s) {
+  std::string out;
+  for (unsigned char ch : s) {
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\n': out += "&#10;"; break;
+      case '\t': out += "&#9;"; break;
+      default:
+        // XML 1.0 has no place for other control characters.
+        if (ch < 0x20)
+          out += '?';
+        else
+          out += static_cast<char>(ch);
+    }
+  }
+  return out;
+}
+
+std::string seconds(double s) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3f", s);
+  return text;
+}
+
+// "v12/Data.SizesEveryByteVerified" -> ("v12/Data", "SizesEveryByteVerified").
+std::pair<std::string, std::string> splitTest(const std::string& test) {
+  size_t dot = test.rfind('.');
+  if (dot == std::string::npos) return {"ncclnet-conformance", test};
+  return {test.substr(0, dot), test.substr(dot + 1)};
+}
+
+bool countsAsFailure(const TestResult& r, bool strict) {
+  return r.verdict == Verdict::Fail ||
+         (strict && (r.verdict == Verdict::Warn || r.verdict == Verdict::NotRun));
+}
+
+void writeCase(std::ostream& out, const TestResult& r, bool strict) {
+  auto [suite, name] = splitTest(r.test);
+  out << "    <testcase name=\"" << escape(name) << "\" classname=\"" << escape(suite)
+      << "\" time=\"" << seconds(r.seconds) << "\">\n";
+  out << "      <properties>\n";
+  auto property = [&](const std::string& key, const std::string& value) {
+    out << "        <property name=\"" << escape(key) << "\" value=\"" << escape(value) << "\"/>\n";
+  };
+  property("rule", ruleLabel(r.rule));
+  property("severity", r.severity());
+  property("verdict", verdictName(r.verdict));
+  if (!r.reason.empty()) property("reason", r.reason);
+  out << "      </properties>\n";
+  std::string body = r.reason + (r.rerun.empty() ? "" : "\nrerun: " + r.rerun);
+  if (countsAsFailure(r, strict)) {
+    std::string type =
+        r.verdict == Verdict::Fail ? "fail" : std::string(verdictName(r.verdict)) + " (--strict)";
+    out << "      <failure message=\"" << escape(r.reason) << "\" type=\"" << escape(type) << "\">"
+        << escape(body) << "</failure>\n";
+  } else if (r.verdict == Verdict::NotRun || r.verdict == Verdict::Excluded) {
+    out << "      <skipped message=\"" << escape(r.reason) << "\"/>\n";
+  }
+  if (r.verdict == Verdict::Warn || !r.notes.empty()) {
+    std::string text = r.verdict == Verdict::Warn ? "WARN (SHOULD): " + body + "\n" : "";
+    for (const std::string& n : r.notes) text += "note: " + n + "\n";
+    out << "      <system-out>" << escape(text) << "</system-out>\n";
+  }
+  out << "    </testcase>\n";
+}
+
+}  // namespace
+
+bool writeJunit(const Report& report, const std::string& path, std::string* error) {
+  std::map<std::string, std::vector<const TestResult*>> suites;
+  for (const TestResult& r : report.results) suites[splitTest(r.test).first].push_back(&r);
+  std::ostringstream out;
+  int failures = 0, skipped = 0;
+  for (const TestResult& r : report.results) {
+    failures += countsAsFailure(r, report.strict);
+    skipped += !countsAsFailure(r, report.strict) &&
+               (r.verdict == Verdict::NotRun || r.verdict == Verdict::Excluded);
+  }
+  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out << "<testsuites name=\"ncclnet-conformance\" tests=\"" << report.results.size()
+      << "\" failures=\"" << failures << "\" errors=\"0\" skipped=\"" << skipped << "\" time=\""
+      << seconds(report.seconds) << "\">\n";
+  for (const auto& [name, cases] : suites) {
+    int f = 0, s = 0;
+    double time = 0;
+    for (const TestResult* r : cases) {
+      f += countsAsFailure(*r, report.strict);
+      s += !countsAsFailure(*r, report.strict) &&
+           (r->verdict == Verdict::NotRun || r->verdict == Verdict::Excluded);
+      time += r->seconds;
+    }
+    out << "  <testsuite name=\"" << escape(name) << "\" tests=\"" << cases.size()
+        << "\" failures=\"" << f << "\" errors=\"0\" skipped=\"" << s << "\" time=\""
+        << seconds(time) << "\">\n";
+    out << "    <properties>\n";
+    out << "      <property name=\"plugin\" value=\"" << escape(report.request) << "\"/>\n";
+    out << "      <property name=\"pluginName\" value=\"" << escape(report.plugin.name) << "\"/>\n";
+    out << "      <property name=\"pluginPath\" value=\"" << escape(report.plugin.path) << "\"/>\n";
+    out << "      <property name=\"ncclWindow\" value=\"" << escape(report.ncclWindow) << "\"/>\n";
+    out << "    </properties>\n";
+    for (const TestResult* r : cases) writeCase(out, *r, report.strict);
+    out << "  </testsuite>\n";
+  }
+  out << "</testsuites>\n";
+  std::ofstream file(path);
+  file << out.str();
+  if (!file) {
+    *error = "cannot write " + path;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace conformance
