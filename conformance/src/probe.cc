@@ -149,7 +149,8 @@ PluginInfo probePlugin(const std::string& plugin, const std::optional<std::strin
     Frame frame;
     std::string said;
     while (crashes.next(&frame)) {
-      if (frame.type == Msg::Crash) said = crash::describe(frame.body);
+      // The first report is the cause (a library's handler may exit() after).
+      if (frame.type == Msg::Crash && said.empty()) said = crash::describe(frame.body);
     }
     return said;
   };

@@ -4,6 +4,7 @@
 #   -DBIN=<ncclnet-conformance> -DPLUGIN=<path> -DJSON=<report> -DARGS="a;b"
 #   -DEXPECT=pass                          every scenario passes (exit 0)
 #   -DPROFILER_EVENTS=1                    and the report counts profiler events
+#   -DALLOW_WARNINGS=1                     and warnings (SHOULD rules) are accepted
 #   -DEXPECT=fail -DSCENARIO=<Area.Name> -DRULE=<text>
 #                                          the run fails, that scenario fails,
 #                                          and its reason names the rule
@@ -46,6 +47,10 @@ if(EXPECT STREQUAL "pass")
   endif()
   if(count EQUAL 0)
     message(FATAL_ERROR "the report lists no scenario")
+  endif()
+  string(JSON warnings GET "${report}" summary warn)
+  if(NOT ALLOW_WARNINGS AND NOT warnings EQUAL 0)
+    message(FATAL_ERROR "expected no warnings, the report has ${warnings}")
   endif()
   if(PROFILER_EVENTS)
     string(JSON starts ERROR_VARIABLE none GET "${report}" summary counters profilerStart)
@@ -110,8 +115,16 @@ endif()
 if(EXPECT STREQUAL "warn")
   execute_process(COMMAND ${BIN} --plugin ${PLUGIN} --json ${JSON}.strict.json ${ARGS} --strict
                   RESULT_VARIABLE strictRc OUTPUT_QUIET ERROR_QUIET)
-  if(strictRc EQUAL 0)
-    message(FATAL_ERROR "--strict: expected the warning to fail the run, got exit 0")
+  if(NOT strictRc EQUAL 1 OR NOT EXISTS ${JSON}.strict.json)
+    message(FATAL_ERROR "--strict: expected the warning to fail the run (exit 1), got ${strictRc}")
+  endif()
+  file(READ ${JSON}.strict.json strictReport)
+  string(JSON strictResult GET "${strictReport}" result)
+  string(JSON strictFails GET "${strictReport}" summary fail)
+  string(JSON strictWarns GET "${strictReport}" summary warn)
+  if(NOT strictResult STREQUAL "fail" OR NOT strictFails EQUAL 0 OR strictWarns EQUAL 0)
+    message(FATAL_ERROR "--strict: expected a failed run made of warnings alone, got result "
+                        "${strictResult}, ${strictFails} fail, ${strictWarns} warn")
   endif()
   message("--strict fails it (exit ${strictRc})")
 endif()

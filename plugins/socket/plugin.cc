@@ -220,7 +220,10 @@ class SocketNet {
 
   ncclResult_t deregMr(void*, void* mhandle) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (regions_.erase(mhandle) == 0) return bad("deregMr", "unknown mhandle");
+    auto it = regions_.find(mhandle);
+    if (it == regions_.end()) return bad("deregMr", "unknown mhandle");
+    it->second->magic = 0;  // a stale copy of the handle is refused from now on
+    regions_.erase(it);
     return ncclSuccess;
   }
 

@@ -28,9 +28,10 @@ TEST(HostCallbacks, StderrLoggerPrintsWarnings) {
 TEST(HostCallbacks, ProfilerCallbackCountsEveryEventType) {
   ProfilerTally before = profilerTally();
   void* event = nullptr;
+  int phandle = 0;  // what NCCL's proxy handed isend/irecv
   ncclProfilerCallback_t cb = profilerCallback();
   ASSERT_NE(cb, nullptr);
-  EXPECT_EQ(cb(&event, ncclProfilerNetEventStart, nullptr, 1, nullptr), ncclSuccess);
+  EXPECT_EQ(cb(&event, ncclProfilerNetEventStart, &phandle, 1, nullptr), ncclSuccess);
   EXPECT_EQ(cb(&event, ncclProfilerNetEventUpdate, nullptr, 1, nullptr), ncclSuccess);
   EXPECT_EQ(cb(&event, ncclProfilerNetEventUpdate, nullptr, 1, nullptr), ncclSuccess);
   EXPECT_EQ(cb(&event, ncclProfilerNetEventStop, nullptr, 1, nullptr), ncclSuccess);
@@ -50,8 +51,10 @@ TEST(HostCallbacks, ProfilerCallbackFlagsMalformedEvents) {
   EXPECT_EQ(profilerCallback()(&event, 7, nullptr, 1, nullptr), ncclSuccess);
   EXPECT_EQ(profilerCallback()(nullptr, ncclProfilerNetEventStop, nullptr, 1, nullptr),
             ncclSuccess);
+  EXPECT_EQ(profilerCallback()(&event, ncclProfilerNetEventStart, nullptr, 1, nullptr),
+            ncclSuccess);
   ProfilerTally after = profilerTally();
-  EXPECT_EQ(after.findings - before.findings, 2u);
+  EXPECT_EQ(after.findings - before.findings, 3u);
   if (before.findings == 0) {
     EXPECT_NE(after.firstFinding.find("type 7"), std::string::npos) << after.firstFinding;
   }

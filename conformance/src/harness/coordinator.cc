@@ -55,6 +55,7 @@ struct Coordinator::Rank {
   bool expectExit = false;
   std::string activity = "starting (loading the plugin, joining the control channel)";
   std::string crash;  // what its crash reporter said before it died
+  bool crashInShouldStep = false;  // ... in the step a SHOULD scenario exercises
   double activitySince = 0;
   bool gathering = false;
   uint32_t gatherSeq = 0;
@@ -72,6 +73,7 @@ struct Coordinator::Run {
   std::vector<std::string> notes;
   std::map<std::string, uint64_t> counters;
   double start = 0;
+  bool expired = false;  // the deadline passed: ranks are being stopped
 };
 
 Coordinator::~Coordinator() {
@@ -166,6 +168,7 @@ Outcome Coordinator::run(const RunRequest& request) {
     double now = nowSeconds();
     if (!expired && now > deadline) {
       expired = true;
+      run.expired = true;
       askForStacks(run);
       killAt = now + kStackWaitSec;
       exitDeadline = now + kExitGraceSec;
@@ -267,7 +270,13 @@ void Coordinator::handleFrame(Run& run, int rank, const Frame& frame) {
       break;
     case Msg::Note: run.notes.push_back("rank " + std::to_string(rank) + ": " + frame.body); break;
     case Msg::ExpectExit: r.expectExit = true; break;
-    case Msg::Crash: r.crash = crash::describe(frame.body); break;
+    case Msg::Crash:
+      // The first report is the cause (a library's handler may exit() after).
+      if (r.crash.empty()) {
+        r.crash = crash::describe(frame.body);
+        r.crashInShouldStep = crash::inShouldStep(frame.body);
+      }
+      break;
     case Msg::Counters: {
       uint32_t n = reader.u32();
       for (uint32_t i = 0; i < n && reader.ok(); i++) {
@@ -278,6 +287,9 @@ void Coordinator::handleFrame(Run& run, int rank, const Frame& frame) {
       break;
     }
     case Msg::Verdict:
+      // Past the deadline a rank was interrupted for its stack: what it
+      // concludes after that is an artefact of the interruption.
+      if (run.expired) break;
       r.kind = reader.u32();
       r.text = reader.str();
       r.verdictAt = static_cast<double>(reader.u64());  // when the rank saw it fail
@@ -474,9 +486,15 @@ Outcome Coordinator::conclude(Run& run, const RunRequest& request, bool expired)
     }
     if (r.expectExit || expired) continue;
     std::string how = r.exited ? describeWaitStatus(r.status) : "vanished";
-    if (!r.crash.empty()) {
-      ownRule.push_back(request.ruleLabel + ": " + who + " " + how +
-                        " without a verdict: " + r.crash);
+    if (!r.crash.empty() && request.should && !r.crashInShouldStep) {
+      // A SHOULD scenario's setup (connect, regMr, a transfer) is NCCL's
+      // ordinary path: a crash there breaks NCCL.
+      failures.push_back(request.ruleLabel + ": " + who + " " + how +
+                         " without a verdict, outside the step this SHOULD scenario exercises "
+                         "(so it counts as a MUST failure): " + r.crash);
+    } else if (!r.crash.empty()) {
+      ownRule.push_back(request.ruleLabel + ": " + who + " " + how + " without a verdict: " +
+                        r.crash);
     } else {
       ownRule.push_back(request.ruleLabel + ": " + who + " " + how + " without a verdict, while " +
                         r.activity);

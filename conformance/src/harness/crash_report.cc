@@ -46,6 +46,8 @@ struct State {
   // sees a whole text (a writer racing two updates ahead is harmless).
   char activity[2][kActivityBytes] = {};
   std::atomic<int> current{0};
+  std::atomic<bool> fatalReported{false};
+  std::atomic<bool> shouldStep{false};
 };
 
 State& state() {
@@ -129,12 +131,22 @@ uintptr_t faultingPc(void* context) {
 #endif
 }
 
-void addFrames(Text& t, uintptr_t pc) {
+// `skip`: frames of the reporter itself, when no interrupted instruction is
+// known (exit()).
+__attribute__((noinline)) void addFrames(Text& t, uintptr_t pc, int skip) {
   void* frames[kMaxFrames];
   int n = backtrace(frames, kMaxFrames);
+  // The host program's module, as dladdr names it: the stack is cut below
+  // its first frame.
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<void*>(&addFrames), &self) != 0 && self.dli_fname != nullptr) {
+    t.add("P\t");
+    t.add(self.dli_fname);
+    t.add("\n");
+  }
   // Start at the interrupted instruction when the unwinder went through the
   // signal frame (it usually does); the handler's own frames say nothing.
-  int first = 0;
+  int first = std::min(skip + 1, n);  // +1: this function
   for (int i = 0; i < n && pc != 0; i++) {
     if (reinterpret_cast<uintptr_t>(frames[i]) == pc) {
       first = i;
@@ -144,7 +156,7 @@ void addFrames(Text& t, uintptr_t pc) {
   for (int i = first; i < n; i++) {
     uintptr_t addr = reinterpret_cast<uintptr_t>(frames[i]);
     // A return address points after its call: look up the call itself.
-    uintptr_t lookup = (i == first && pc != 0) ? addr : addr - 1;
+    uintptr_t lookup = addr == pc ? addr : addr - 1;
     Dl_info info{};
     t.add("F\t");
     if (dladdr(reinterpret_cast<void*>(lookup), &info) != 0 && info.dli_fname != nullptr) {
@@ -179,7 +191,7 @@ void send(const Text& body) {
   }
 }
 
-void report(const char* event, uintptr_t pc) {
+__attribute__((noinline)) void report(const char* event, uintptr_t pc, int skip) {
   State& s = state();
   Text& t = scratch();
   t.clear();
@@ -187,7 +199,8 @@ void report(const char* event, uintptr_t pc) {
   t.add("\n");
   t.add(s.activity[s.current.load(std::memory_order_acquire)]);
   t.add("\n");
-  addFrames(t, pc);
+  if (s.shouldStep.load()) t.add("S\n");
+  addFrames(t, pc, skip + 1);
   send(t);
 }
 
@@ -217,7 +230,7 @@ void onSignal(int sig, siginfo_t* info, void* context) {
   int saved = errno;
   State& s = state();
   if (sig == stackSignal()) {
-    report("stack of the main thread when the deadline expired", 0);
+    report("stack of the main thread when the deadline expired", faultingPc(context), 1);
     errno = saved;
     return;
   }
@@ -232,20 +245,24 @@ void onSignal(int sig, siginfo_t* info, void* context) {
       event.hex(reinterpret_cast<uintptr_t>(info->si_addr));
       event.add(")");
     }
-    if (s.chained[sig].sa_handler != SIG_DFL && s.chained[sig].sa_handler != nullptr) {
-      event.add("; a handler the plugin's libraries installed runs next");
-    }
-    report(event.data(), faultingPc(context));
+    bool custom = (s.chained[sig].sa_flags & SA_SIGINFO)
+                      ? s.chained[sig].sa_sigaction != nullptr
+                      : s.chained[sig].sa_handler != SIG_DFL && s.chained[sig].sa_handler != SIG_IGN;
+    if (custom) event.add("; a handler the plugin's libraries installed runs next");
+    s.fatalReported.store(true);
+    report(event.data(), faultingPc(context), 1);
     alarm(0);
   }
   chain(sig, info, context);
   errno = saved;
 }
 
-void onExit() {
+__attribute__((noinline)) void onExit() {
   State& s = state();
-  if (!s.armed.load()) return;
-  report("the plugin (or a library it loads) called exit()", 0);
+  // After a fatal signal, exit() is what a library's handler made of it:
+  // the signal's report stands.
+  if (!s.armed.load() || s.fatalReported.load()) return;
+  report("the plugin (or a library it loads) called exit()", 0, 1);
 }
 
 }  // namespace
@@ -275,6 +292,20 @@ void arm(int fd) {
   realSigaction()(stackSignal(), &ours, nullptr);
   std::atexit(onExit);
   s.armed.store(true);
+}
+
+void disarm() {
+  State& s = state();
+  s.armed.store(false);
+  s.fd = -1;
+}
+
+void setShouldStep(bool inStep) {
+  state().shouldStep.store(inStep);
+}
+
+bool inShouldStep(const std::string& body) {
+  return body.find("\nS\n") != std::string::npos;
 }
 
 void setActivity(const std::string& what) {
@@ -341,7 +372,12 @@ std::string describe(const std::string& body) {
   std::getline(in, event);
   std::getline(in, activity);
   std::vector<Frame> frames;
+  std::string program;
   while (std::getline(in, line)) {
+    if (line.compare(0, 2, "P\t") == 0) {
+      program = line.substr(2);
+      continue;
+    }
     std::vector<std::string> f;
     std::istringstream fields(line);
     std::string field;
@@ -364,7 +400,7 @@ std::string describe(const std::string& body) {
   out += "; stack:";
   // Down to the first frame of the host program, which called the plugin;
   // what lies below it (the harness, gtest, main) says nothing more.
-  std::string program = frames.back().module;
+  if (program.empty()) program = frames.back().module;
   size_t shown = frames.size();
   for (size_t i = 0; i < frames.size(); i++) {
     if (frames[i].module == program) {

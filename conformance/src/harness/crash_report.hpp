@@ -24,6 +24,14 @@ int stackSignal();
 // Installs the handlers and an atexit hook in this (child) process; frames
 // go to `fd`, which must stay open.
 void arm(int fd);
+// Stops reporting (the process is about to end normally, or `fd` closes).
+void disarm();
+// Whether the step in progress is what a SHOULD scenario exercises (a bad
+// mhandle handed to isend, a receive after the peer died): a crash there
+// only breaks that SHOULD rule; anywhere else it breaks NCCL.
+void setShouldStep(bool inStep);
+// True when the report (a frame body) says the crash hit such a step.
+bool inShouldStep(const std::string& body);
 // What the process is doing now ("connect(...) call #1"); cheap, and safe
 // to call from any thread.
 void setActivity(const std::string& what);

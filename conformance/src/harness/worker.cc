@@ -147,6 +147,7 @@ int runWorker(const WorkerSpec& spec, const RunConfig& config) {
   countProfilerEvents(peer);
   peer.sendCounters();
   peer.verdict(kind, text, firstFailureMs());
+  crash::disarm();  // what follows is the process's own orderly end
   return kind == kVerdictSkip ? kExitSkip : (kind == kVerdictPass || kind == kVerdictWarn ? 0 : 1);
 }
 

@@ -7,16 +7,27 @@
 #include <algorithm>
 #include <cstring>
 
+#include "harness/crash_report.hpp"
 #include "harness/wire.hpp"
 #include "scenario/plugin_log.hpp"
 
 namespace conformance {
 
 namespace {
+constexpr int kMaxGroupedBuffers = 64;  // NCCL_PROXY_MAX_SUBS: the most n NCCL passes irecv
+
 std::string ptr(const void* p) {
   return format("%p", p);
 }
 }  // namespace
+
+ShouldStep::ShouldStep() {
+  crash::setShouldStep(true);
+}
+
+ShouldStep::~ShouldStep() {
+  crash::setShouldStep(false);
+}
 
 Ctx::Ctx(ncclnet::host::LoadedPlugin& plugin, Peer& peer, const Profile& profile,
          double deadlineSec, int ncclNewest)
@@ -268,7 +279,7 @@ void* Ctx::isend(void* sendComm, void* data, size_t size, int tag, void* mhandle
   double limit = nowSeconds() + waitLimit_;
   for (int attempt = 1;; attempt++) {
     void* request = nullptr;
-    CONF_OK(net().isend(sendComm, data, size, tag, mhandle, nullptr, &request),
+    CONF_OK(net().isend(sendComm, data, size, tag, mhandle, phandle_, &request),
             Rule::NullRequestRetry, "isend(" + what + ")");
     if (request != nullptr) return request;
     CONF_EXPECT(nowSeconds() < limit, Rule::InFlightLimits,
@@ -281,7 +292,7 @@ void* Ctx::isendOnce(void* sendComm, void* data, size_t size, int tag, void* mha
                      const std::string& what) {
   activity("isend(" + what + "), once");
   void* request = nullptr;
-  CONF_OK(net().isend(sendComm, data, size, tag, mhandle, nullptr, &request),
+  CONF_OK(net().isend(sendComm, data, size, tag, mhandle, phandle_, &request),
           Rule::NullRequestRetry, "isend(" + what + ")");
   return request;
 }
@@ -290,9 +301,12 @@ void* Ctx::irecv(void* recvComm, int n, void** data, size_t* sizes, int* tags, v
                  const std::string& what) {
   activity("irecv(" + what + ")");
   double limit = nowSeconds() + waitLimit_;
+  void* phandles[kMaxGroupedBuffers];
+  for (void*& p : phandles) p = phandle_;
   for (int attempt = 1;; attempt++) {
     void* request = nullptr;
-    CONF_OK(net().irecv(recvComm, n, data, sizes, tags, mhandles, nullptr, &request),
+    CONF_OK(net().irecv(recvComm, n, data, sizes, tags, mhandles,
+                        n <= kMaxGroupedBuffers ? phandles : nullptr, &request),
             Rule::NullRequestRetry, "irecv(" + what + ")");
     if (request != nullptr) return request;
     CONF_EXPECT(nowSeconds() < limit, Rule::InFlightLimits,

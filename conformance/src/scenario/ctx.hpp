@@ -25,6 +25,16 @@ struct Handle {
   char bytes[NCCL_NET_HANDLE_MAXSIZE] = {};
 };
 
+// Marks the step a SHOULD scenario exercises, for as long as it lives: a
+// crash inside it breaks only the scenario's SHOULD rule (crash_report.hpp).
+class ShouldStep {
+ public:
+  ShouldStep();
+  ~ShouldStep();
+  ShouldStep(const ShouldStep&) = delete;
+  ShouldStep& operator=(const ShouldStep&) = delete;
+};
+
 class Ctx {
  public:
   // `ncclNewest`: the newest ABI version of the NCCL being emulated (--nccl).
@@ -137,6 +147,11 @@ class Ctx {
   double waitLimit_;
   double syncLimit_;
   int ncclNewest_;
+  // What isend/irecv get as phandles, as NCCL's proxy passes one per step
+  // (v10+; the view drops them for older tables): a plugin may hand it to
+  // the profiler callback's start event.
+  alignas(16) char phandleStorage_[16] = {};
+  void* const phandle_ = phandleStorage_;
   std::function<void()> unload_;
   std::vector<void*> contexts_;
   void* current_ = nullptr;

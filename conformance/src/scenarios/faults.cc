@@ -17,7 +17,9 @@ namespace conformance {
 namespace {
 
 void garbageHandle(Ctx& c) {
+  void* context = c.comm();
   for (unsigned char fill : {0x00, 0xFF}) {
+    ShouldStep step;
     Handle h;
     std::memset(h.bytes, fill, sizeof(h.bytes));
     double end = nowSeconds() + 1.0 * c.profile().timeScale;
@@ -27,7 +29,7 @@ void garbageHandle(Ctx& c) {
     while (res == ncclSuccess && sendComm == nullptr && nowSeconds() < end) {
       ncclNetDeviceHandle_v12_t* devComm = nullptr;
       c.activity(format("connect(handle of 0x%02x bytes), call #%d", fill, ++calls));
-      res = c.net().connect(c.comm(), 0, h.bytes, &sendComm, &devComm);
+      res = c.net().connect(context, 0, h.bytes, &sendComm, &devComm);
     }
     CONF_EXPECT(sendComm == nullptr, Rule::GarbageHandlesRejected,
                 "connect with a handle of 0x%02x bytes returned a sendComm: it must be rejected",
@@ -47,6 +49,7 @@ void badMhandle(Ctx& c) {
   Buffer buf(4096);
   void* request = nullptr;
   ncclResult_t res;
+  ShouldStep step;
   if (c.rank() == 0) {
     c.activity("isend with an mhandle regMr never returned");
     res = c.net().isend(comm, buf.data(), 4096, 0, bogusHandle, nullptr, &request);
@@ -90,6 +93,7 @@ void peerDeath(Ctx& c) {
   void* data = buf.data();
   size_t cap = kSize;
   int tag = 0;
+  ShouldStep step;
   void* r = c.irecv(comm, 1, &data, &cap, &tag, &mh, "64 MiB from a rank that dies");
   c.activity("test(irecv of 64 MiB from a rank that died)");
   double end = nowSeconds() + c.waitLimit();
@@ -150,6 +154,7 @@ void peerDeathWhileIdle(Ctx& c) {
   }
   c.barrier("a receive is posted on the idle connection");
   if (c.rank() == 1) dieOnPurpose(c);
+  ShouldStep step;
   double limit = deathLimit(c);
   double end = nowSeconds() + limit;
   c.activity("test(receive posted on an idle connection whose sender was killed)");
@@ -187,6 +192,7 @@ void receiverDeathUnderSends(Ctx& c) {
   void* mh = c.reg(comm, buf.data(), kSize);
   c.barrier("the connection is idle");
   c.barrier("the receiver is gone");  // completes once rank 1 has exited
+  ShouldStep step;
   double limit = deathLimit(c);
   double end = nowSeconds() + limit;
   int completed = 0;

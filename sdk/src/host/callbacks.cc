@@ -65,12 +65,12 @@ Tally& tally() {
 
 void finding(const std::string& what) {
   Tally& t = tally();
-  if (t.findings.fetch_add(1) != 0) return;
   std::lock_guard<std::mutex> lock(t.mutex);
-  t.first = what;
+  if (t.first.empty()) t.first = what;  // before the count, so a reader sees both
+  t.findings++;
 }
 
-ncclResult_t profile(void** eHandle, int type, void*, int64_t pluginId, void*) {
+ncclResult_t profile(void** eHandle, int type, void* pHandle, int64_t pluginId, void*) {
   if (type < ncclProfilerNetEventStart || type > ncclProfilerNetEventUpdateAndStop) {
     finding("profiler event of type " + std::to_string(type) + " (plugin id " +
             std::to_string(pluginId) +
@@ -83,6 +83,10 @@ ncclResult_t profile(void** eHandle, int type, void*, int64_t pluginId, void*) {
     finding(std::string("profiler ") + names[type] +
             " event with a NULL eHandle: NCCL passes it to the profiler's startEvent or reads "
             "*eHandle");
+  }
+  if (type == ncclProfilerNetEventStart && pHandle == nullptr) {
+    finding("profiler start event with a NULL pHandle: NCCL reads the proxy step through it; "
+            "start events belong to isend/irecv calls that were handed a phandle");
   }
   return ncclSuccess;
 }

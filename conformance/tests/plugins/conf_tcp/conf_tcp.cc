@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -77,7 +78,8 @@ class HostCalls {
         hasProfiler_(args.abiHasProfiler) {}
   void operator()(const char* fn, void* phandle = nullptr) const {
     log_(NCCL_LOG_TRACE, NCCL_NET, __FILE__, __LINE__, "conf-tcp: %s", fn);
-    if (!hasProfiler_) return;
+    // Events belong to transfers NCCL handed a phandle (its step).
+    if (!hasProfiler_ || phandle == nullptr) return;
     void* event = nullptr;
 #ifdef CONF_TCP_DEFECT_BAD_PROFILER_EVENTS
     profiler_(&event, 9, phandle, 1, nullptr);  // defect: no such event type
@@ -123,7 +125,7 @@ class ConfTcp {
     // As some fabric libraries do: a SIGSEGV handler of their own that
     // turns a crash into exit(1), hiding the signal from the parent.
     struct sigaction quiet {};
-    quiet.sa_handler = [](int) { _exit(1); };
+    quiet.sa_handler = [](int) { std::exit(1); };
     sigemptyset(&quiet.sa_mask);
     sigaction(SIGSEGV, &quiet, nullptr);
 #endif
@@ -297,6 +299,12 @@ class ConfTcp {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = sends_.find(sendComm);
     if (it == sends_.end()) return bad("isend", "unknown sendComm");
+#ifdef CONF_TCP_DEFECT_SEGFAULTS_ON_BAD_MHANDLE
+    if (!mrs_.count(mhandle)) {
+      volatile int* nowhere = nullptr;
+      *nowhere = 1;  // defect: dies on an mhandle regMr never returned (NCCL never passes one)
+    }
+#endif
     if (!covers(mhandle, data, size)) return bad("isend", "buffer outside its registration");
     Request* r = it->second->pool().acquire();
 #ifdef CONF_TCP_DEFECT_KEEPS_STALE_REQUEST

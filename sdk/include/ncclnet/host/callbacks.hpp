@@ -27,9 +27,10 @@ ncclDebugLogger_t loggerFunction(const Logger& logger);
 // NCCL's profiler callback as it behaves with no profiler plugin loaded: it
 // accepts every event and returns ncclSuccess. It also counts the events
 // and records what NCCL would crash on once a profiler is loaded: an event
-// type outside start/stop/update/updateAndStop, or a NULL eHandle (NCCL
+// type outside start/stop/update/updateAndStop, a NULL eHandle (NCCL
 // passes it to the profiler's startEvent, and reads *eHandle on the
-// others).
+// others), or a start event with a NULL pHandle (NCCL reads the proxy step
+// through the phandle it handed isend/irecv).
 ncclProfilerCallback_t profilerCallback();
 
 struct ProfilerTally {
