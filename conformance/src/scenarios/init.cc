@@ -44,6 +44,8 @@ void reinitAfterLastFinalize(Ctx& c) {
     try {
       void* comm = c.link(0, 1, format("connection after init #%d", cycle));
       c.transfer(comm, 0, 1, 65536, 4200 + static_cast<uint64_t>(cycle));
+      // A send may complete before its receive does: close once both did.
+      c.barrier(format("transfer %d done on both ends", cycle));
       if (c.rank() == 0) c.closeSend(comm);
       if (c.rank() == 1) c.closeRecv(comm);
       c.finalizeContext(context);
