@@ -71,6 +71,14 @@ void badMhandle(Ctx& c) {
               "deregMr accepted an mhandle that regMr never returned");
 }
 
+void dieOnPurpose(Ctx& c) {
+  c.peer().expectExit();
+  c.activity("dying on purpose");
+  usleep(100000);  // let the notice reach the coordinator first
+  kill(getpid(), SIGKILL);
+  pause();
+}
+
 void peerDeath(Ctx& c) {
   // Rank 1 starts a large send and dies; rank 0's receive must end in an
   // error (or, if everything had arrived, complete intact), never hang.
@@ -84,11 +92,7 @@ void peerDeath(Ctx& c) {
     void* r = c.isend(comm, buf.data(), kSize, 0, mh, "64 MiB, interrupted by death");
     int done = 0, size = 0;
     for (int i = 0; i < 20 && !done; i++) c.net().test(r, &done, &size);
-    c.peer().expectExit();
-    c.activity("dying on purpose");
-    usleep(100000);  // let the notice reach the coordinator first
-    kill(getpid(), SIGKILL);
-    pause();
+    dieOnPurpose(c);
   }
   void* data = buf.data();
   size_t cap = kSize;
@@ -128,14 +132,6 @@ void peerDeath(Ctx& c) {
 // retries still answers within seconds.
 double deathLimit(Ctx& c) {
   return std::min(c.waitLimit(), 10.0 * c.profile().timeScale);
-}
-
-void dieOnPurpose(Ctx& c) {
-  c.peer().expectExit();
-  c.activity("dying on purpose");
-  usleep(100000);  // let the notice reach the coordinator first
-  kill(getpid(), SIGKILL);
-  pause();
 }
 
 void peerDeathWhileIdle(Ctx& c) {

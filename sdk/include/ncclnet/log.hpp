@@ -47,7 +47,7 @@ class Logger {
     }
   }
 
- private:
+  // Shared with hosts that print plugin logs themselves.
   static const char* levelName(ncclDebugLogLevel level) {
     switch (level) {
       case NCCL_LOG_WARN: return "WARN";
@@ -71,6 +71,7 @@ class Logger {
     return NCCL_LOG_WARN;
   }
 
+ private:
   ncclDebugLogger_t fn_ = nullptr;
   unsigned long subsystem_ = NCCL_NET;
   ncclDebugLogLevel stderrLevel_ = NCCL_LOG_WARN;

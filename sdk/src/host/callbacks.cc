@@ -3,8 +3,6 @@
 // plugin's init.
 #include "ncclnet/host/callbacks.hpp"
 
-#include <strings.h>
-
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
@@ -15,30 +13,9 @@ namespace ncclnet::host {
 
 namespace {
 
-ncclDebugLogLevel levelFromEnv() {
-  const char* value = std::getenv("NCCL_DEBUG");
-  if (value == nullptr) return NCCL_LOG_WARN;
-  if (strcasecmp(value, "VERSION") == 0) return NCCL_LOG_VERSION;
-  if (strcasecmp(value, "INFO") == 0) return NCCL_LOG_INFO;
-  if (strcasecmp(value, "TRACE") == 0) return NCCL_LOG_TRACE;
-  if (strcasecmp(value, "ABORT") == 0) return NCCL_LOG_ABORT;
-  return NCCL_LOG_WARN;
-}
-
-const char* levelName(ncclDebugLogLevel level) {
-  switch (level) {
-    case NCCL_LOG_WARN: return "WARN";
-    case NCCL_LOG_INFO: return "INFO";
-    case NCCL_LOG_TRACE: return "TRACE";
-    case NCCL_LOG_ABORT: return "ABORT";
-    case NCCL_LOG_VERSION: return "VERSION";
-    default: return "LOG";
-  }
-}
-
 void logToStderr(ncclDebugLogLevel level, unsigned long, const char* file, int line,
                  const char* fmt, ...) {
-  static const ncclDebugLogLevel shown = levelFromEnv();
+  static const ncclDebugLogLevel shown = Logger::stderrLevelFromEnv();
   if (level == NCCL_LOG_NONE || level > shown || fmt == nullptr) return;
   char text[1024];
   va_list args;
@@ -48,7 +25,7 @@ void logToStderr(ncclDebugLogLevel level, unsigned long, const char* file, int l
   if (level == NCCL_LOG_TRACE && file != nullptr)
     std::fprintf(stderr, "NCCL TRACE %s:%d %s\n", file, line, text);
   else
-    std::fprintf(stderr, "NCCL %s %s\n", levelName(level), text);
+    std::fprintf(stderr, "NCCL %s %s\n", Logger::levelName(level), text);
 }
 
 struct Tally {
