@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <link.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -13,11 +14,14 @@
 #include "harness/agent.hpp"
 #include "harness/coordinator.hpp"
 #include "harness/worker.hpp"
+#include "ncclnet/host/build_info.hpp"
 #include "options.hpp"
 #include "probe.hpp"
 #include "report/junit.hpp"
 #include "report/progress.hpp"
+#include "report/provenance.hpp"
 #include "report/report.hpp"
+#include "report/sha256.hpp"
 #include "scenario/registry.hpp"
 #include "suite.hpp"
 
@@ -122,9 +126,14 @@ int run(int argc, char** argv) {
       std::printf("%s", usage());
       return 0;
     }
+    if (arg == "--version") {
+      std::printf("%s\n", ncclnet::host::versionLine("ncclnet-conformance").c_str());
+      return 0;
+    }
   }
   const std::vector<std::string> commandLine(argv, argv + argc);  // before gtest takes its flags
   testing::InitGoogleTest(&argc, argv);
+  GTEST_FLAG_SET(filter, qualifyFilter(GTEST_FLAG_GET(filter)));
   Options opt;
   std::string error;
   if (!parseOptions(argc, argv, &opt, &error)) {
@@ -202,12 +211,15 @@ int run(int argc, char** argv) {
 
   double start = nowSeconds();
   Report report;
+  report.provenance = collectProvenance("", profile.path);
   report.request = config.plugin;
   report.profilePath = profile.path;
   report.ncclWindow = "v" + std::to_string(oldest) + "..v" + std::to_string(newest);
   report.worldSize = opt.size;
   report.strict = profile.strict;
   report.plugin = probePlugin(config.plugin, config.netName, oldest, newest, kProbeTimeoutSec);
+  if (!report.plugin.path.empty())
+    report.provenance.pluginSha256 = sha256OfFile(report.plugin.path);
   std::string abi = opt.abi.value_or(profile.abi.value_or(""));
   if (!report.plugin.loaded ||
       !chooseVersions(abi, report.plugin, oldest, newest, &report.versions, &error)) {
@@ -246,7 +258,8 @@ int run(int argc, char** argv) {
 
   testing::TestEventListeners& listeners = testing::UnitTest::GetInstance()->listeners();
   delete listeners.Release(listeners.default_result_printer());
-  listeners.Append(new Progress(report, opt.verbose));
+  bool redraw = isatty(STDOUT_FILENO) != 0 && !opt.noProgress && std::getenv("CI") == nullptr;
+  listeners.Append(new Progress(report, opt.verbose, redraw));
   int rc = RUN_ALL_TESTS();
   coordinator.shutdown();
   report.seconds = nowSeconds() - start;

@@ -2,6 +2,10 @@
 // Command-line and launcher-environment parsing.
 #include "options.hpp"
 
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
 
@@ -31,29 +35,90 @@ bool toInt(const std::string& text, int* out) {
   return !text.empty() && *end == '\0' && n >= 0;
 }
 
+bool isFile(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
 }  // namespace
 
+std::string installedProfilesDir() {
+  // bin/ncclnet-conformance -> share/ncclnet-sdk/profiles, wherever the
+  // prefix was moved (a .deb in /usr, a tarball in /opt/...).
+  char self[PATH_MAX] = {};
+  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n > 0) {
+    std::string exe(self, static_cast<size_t>(n));
+    std::string bin = exe.substr(0, exe.rfind('/'));
+    std::string dir =
+        bin.substr(0, bin.rfind('/')) + "/" NCCLNET_INSTALL_DATADIR "/ncclnet-sdk/profiles";
+    struct stat st {};
+    if (stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return dir;
+  }
+  return "";  // not installed (a build tree)
+}
+
+std::string resolveProfile(const std::string& profile) {
+  if (isFile(profile) || profile.find('/') != std::string::npos) return profile;
+  std::string dir = installedProfilesDir();
+  if (dir.empty()) return profile;
+  for (const std::string& candidate : {dir + "/" + profile, dir + "/" + profile + ".yaml"}) {
+    if (isFile(candidate)) return candidate;
+  }
+  return profile;
+}
+
+std::string qualifyFilter(const std::string& filter) {
+  std::string out;
+  size_t start = 0;
+  bool negative = false;
+  while (start <= filter.size()) {
+    size_t end = filter.find_first_of(negative ? ":" : ":-", start);
+    if (end == std::string::npos) end = filter.size();
+    std::string pattern = filter.substr(start, end - start);
+    bool named = pattern.empty() || pattern.find('/') != std::string::npos || pattern[0] == '*' ||
+                 pattern[0] == '?';
+    out += named ? pattern : "*/" + pattern;
+    if (end == filter.size()) break;
+    if (filter[end] == '-') negative = true;
+    out += filter[end];
+    start = end + 1;
+  }
+  return out;
+}
+
 const char* usage() {
-  return "usage: ncclnet-conformance --plugin NAME|PATH [options] [--gtest_filter=...]\n"
-         "  --plugin NAME|PATH   plugin to certify, as NCCL_NET_PLUGIN takes it (default: the\n"
-         "                       profile's 'plugin', else $NCCL_NET_PLUGIN)\n"
-         "  --profile FILE       YAML profile (conformance/profiles/default.yaml documents it)\n"
-         "  --abi all|vN|vN+     ABI versions to run the catalogue through (default: the one NCCL "
-         "picks)\n"
-         "  --nccl 2.23|2.28|2.30  emulate that NCCL's accepted ABI window\n"
-         "  --net NAME           NCCL_NET: only a table with this name\n"
-         "  --json FILE          JSON report     --junit FILE   JUnit XML report\n"
-         "  --time-scale X       multiply every deadline     --deadline S   default deadline\n"
-         "  --strict             warnings (SHOULD rules broken) and scenarios that cannot run\n"
-         "                       (NotRun) fail the run\n"
-         "  --device cpu|cuda    what plays NCCL's kernels in the Transport scenarios: a CPU\n"
-         "                       thread on host memory (default), or CUDA kernels on GPU\n"
-         "                       (rank % GPUs) with pinned and device memory\n"
-         "  --list               print the catalogue and exit     --verbose   one line per test\n"
-         "  --list-rules         print the rules (docs/contract.md) and exit\n"
-         "  --rank R --size N --rendezvous HOST:PORT\n"
-         "                       multi-node placement (default: $OMPI_COMM_WORLD_RANK/SIZE,\n"
-         "                       $SLURM_PROCID/$SLURM_NTASKS, $NCCLNET_CONFORMANCE_RENDEZVOUS)\n";
+  static const std::string text =
+      "usage: ncclnet-conformance --plugin NAME|PATH [options] [--gtest_filter=...]\n"
+      "  --plugin NAME|PATH   plugin to certify, as NCCL_NET_PLUGIN takes it (default: the\n"
+      "                       profile's 'plugin', else $NCCL_NET_PLUGIN)\n"
+      "  --profile FILE|NAME  YAML profile; a NAME is one of the installed profiles\n"
+      "                       (" +
+      (installedProfilesDir().empty() ? std::string("<prefix>/share/ncclnet-sdk/profiles")
+                                      : installedProfilesDir()) +
+      ",\n"
+      "                       e.g. sdk-socket); default.yaml there documents every key\n"
+      "  --abi all|vN|vN+     ABI versions to run the catalogue through (default: the one NCCL "
+      "picks)\n"
+      "  --nccl 2.23|2.28|2.30  emulate that NCCL's accepted ABI window\n"
+      "  --net NAME           NCCL_NET: only a table with this name\n"
+      "  --json FILE          JSON report     --junit FILE   JUnit XML report\n"
+      "  --time-scale X       multiply every deadline     --deadline S   default deadline\n"
+      "  --strict             warnings (SHOULD rules broken) and scenarios that cannot run\n"
+      "                       (NotRun) fail the run\n"
+      "  --device cpu|cuda    what plays NCCL's kernels in the Transport scenarios: a CPU\n"
+      "                       thread on host memory (default), or CUDA kernels on GPU\n"
+      "                       (rank % GPUs) with pinned and device memory\n"
+      "  --list               print the catalogue and exit     --verbose   one line per test\n"
+      "  --list-rules         print the rules (docs/contract.md) and exit\n"
+      "  --rank R --size N --rendezvous HOST:PORT\n"
+      "                       multi-node placement (default: $OMPI_COMM_WORLD_RANK/SIZE,\n"
+      "                       $SLURM_PROCID/$SLURM_NTASKS, $NCCLNET_CONFORMANCE_RENDEZVOUS)\n"
+      "  --no-progress        no progress line (also when stdout is no terminal or $CI is set)\n"
+      "  --version            print the version and exit\n"
+      "  --gtest_filter=PATTERNS  run only matching tests; `Area.Scenario` patterns match\n"
+      "                       every ABI version, `v12/Area.Scenario` one\n";
+  return text.c_str();
 }
 
 bool parseOptions(int argc, char** argv, Options* out, std::string* error) {
@@ -98,6 +163,8 @@ bool parseOptions(int argc, char** argv, Options* out, std::string* error) {
       o.listRules = true;
     else if (arg == "--verbose")
       o.verbose = true;
+    else if (arg == "--no-progress")
+      o.noProgress = true;
     else if (arg == "--plugin") {
       if (!need(&v)) return false;
       o.plugin = v;
@@ -106,7 +173,7 @@ bool parseOptions(int argc, char** argv, Options* out, std::string* error) {
       o.netName = v;
     } else if (arg == "--profile") {
       if (!need(&v)) return false;
-      o.profilePath = v;
+      o.profilePath = resolveProfile(v);
     } else if (arg == "--abi") {
       if (!need(&v)) return false;
       o.abi = v;

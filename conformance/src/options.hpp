@@ -23,6 +23,8 @@ struct Options {
   bool list = false;                       // --list
   bool listRules = false;                  // --list-rules
   bool verbose = false;                    // --verbose
+  bool version = false;                    // --version
+  bool noProgress = false;                 // --no-progress (also when $CI is set)
   // Placement: local by default; under mpirun/srun from their environment.
   int rank = 0;
   int size = 1;
@@ -35,5 +37,19 @@ struct Options {
 // Parses argv (after InitGoogleTest). Returns false with a message on error.
 bool parseOptions(int argc, char** argv, Options* out, std::string* error);
 const char* usage();
+
+// A gtest filter in which every pattern names a test as the catalogue and the
+// profiles do (`Data.ZeroByteMessages`, `Faults.*`) also matches it in every
+// ABI version: such patterns get a `*/` prefix. Patterns that already name a
+// version (`v12/...`) or start with a wildcard are kept.
+std::string qualifyFilter(const std::string& filter);
+
+// --profile NAME (no '/', no file of that name here) is looked up among the
+// installed profiles: <prefix>/share/ncclnet-sdk/profiles/NAME[.yaml], the
+// prefix being the one this executable was installed under.
+std::string resolveProfile(const std::string& profile);
+
+// Where resolveProfile looks, for --help and error messages.
+std::string installedProfilesDir();
 
 }  // namespace conformance

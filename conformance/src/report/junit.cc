@@ -11,9 +11,36 @@ namespace conformance {
 
 namespace {
 
+// Length of the well-formed UTF-8 sequence at s[i], or 0 if there is none
+// (a plugin's log line may hold any bytes; XML must stay well-formed).
+size_t utf8Length(const std::string& s, size_t i) {
+  unsigned char lead = static_cast<unsigned char>(s[i]);
+  size_t n = lead < 0x80           ? 1
+             : (lead >> 5) == 0x6  ? 2
+             : (lead >> 4) == 0xe  ? 3
+             : (lead >> 3) == 0x1e ? 4
+                                   : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; k++) {
+    if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return 0;
+  }
+  return n;
+}
+
 std::string escape(const std::string& s) {
   std::string out;
-  for (unsigned char ch : s) {
+  for (size_t i = 0; i < s.size(); i++) {
+    unsigned char ch = static_cast<unsigned char>(s[i]);
+    if (ch >= 0x80) {
+      size_t n = utf8Length(s, i);
+      if (n == 0) {
+        out += '?';
+      } else {
+        out.append(s, i, n);
+        i += n - 1;
+      }
+      continue;
+    }
     switch (ch) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
@@ -113,6 +140,16 @@ bool writeJunit(const Report& report, const std::string& path, std::string* erro
     out << "      <property name=\"pluginName\" value=\"" << escape(report.plugin.name) << "\"/>\n";
     out << "      <property name=\"pluginPath\" value=\"" << escape(report.plugin.path) << "\"/>\n";
     out << "      <property name=\"ncclWindow\" value=\"" << escape(report.ncclWindow) << "\"/>\n";
+    const Provenance& p = report.provenance;
+    for (const auto& [key, value] :
+         {std::pair<const char*, const std::string&>{"toolVersion", p.toolVersion},
+          {"gitCommit", p.gitCommit},
+          {"utcTime", p.utcTime},
+          {"host", p.host},
+          {"pluginSha256", p.pluginSha256},
+          {"profileSha256", p.profileSha256}}) {
+      out << "      <property name=\"" << key << "\" value=\"" << escape(value) << "\"/>\n";
+    }
     out << "    </properties>\n";
     for (const TestResult* r : cases) writeCase(out, *r, report.strict);
     out << "  </testsuite>\n";

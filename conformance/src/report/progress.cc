@@ -2,22 +2,20 @@
 // Progress line and summary.
 #include "report/progress.hpp"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <map>
 
 namespace conformance {
 
-Progress::Progress(const Report& report, bool verbose)
-    : report_(report), verbose_(verbose), tty_(isatty(STDOUT_FILENO) != 0) {}
+Progress::Progress(const Report& report, bool verbose, bool redraw)
+    : report_(report), verbose_(verbose), redraw_(redraw) {}
 
 void Progress::OnTestProgramStart(const testing::UnitTest& unit) {
   total_ = unit.test_to_run_count();
 }
 
 void Progress::OnTestStart(const testing::TestInfo& info) {
-  if (!tty_) return;
+  if (!redraw_) return;
   std::printf("\r\033[K[%3d/%d] %d failed · %s.%s", done_ + 1, total_, failed_,
               info.test_suite_name(), info.name());
   std::fflush(stdout);
@@ -30,12 +28,12 @@ void Progress::OnTestEnd(const testing::TestInfo& info) {
   bool failed = info.result()->Failed();
   bool warned = r != nullptr && r->verdict == Verdict::Warn;
   failed_ += failed;
-  if (tty_) std::printf("\r\033[K");
+  if (redraw_) std::printf("\r\033[K");
   if (failed || warned || verbose_) {
     std::printf("%-8s %s (%.2f s)\n", r ? verdictName(r->verdict) : (failed ? "fail" : "pass"),
                 test.c_str(), r ? r->seconds : 0.0);
     if ((failed || warned) && r) std::printf("         %s\n", r->reason.c_str());
-  } else if (!tty_ && total_ >= 10 && done_ % (total_ / 10) == 0) {
+  } else if (!redraw_ && total_ >= 10 && done_ % (total_ / 10) == 0) {
     std::printf("[%3d/%d] %d failed\n", done_, total_, failed_);
   }
   std::fflush(stdout);
@@ -44,9 +42,14 @@ void Progress::OnTestEnd(const testing::TestInfo& info) {
 void printSummary(const Report& report, const std::string& jsonPath, const std::string& junitPath) {
   std::map<int, std::map<Verdict, int>> byVersion;
   for (const TestResult& r : report.results) byVersion[r.version][r.verdict]++;
-  std::printf("\nncclnet-conformance: %s (%s, %s)\n", report.plugin.name.c_str(),
-              report.plugin.path.c_str(), report.profilePath.c_str());
+  if (report.plugin.loaded)
+    std::printf("\nncclnet-conformance: %s (%s, %s)\n", report.plugin.name.c_str(),
+                report.plugin.path.c_str(), report.profilePath.c_str());
+  else
+    std::printf("\nncclnet-conformance: '%s' did not load (%s)\n", report.request.c_str(),
+                report.profilePath.c_str());
   for (auto it = byVersion.rbegin(); it != byVersion.rend(); ++it) {
+    if (it->first == 0) continue;  // results before any ABI version (loading)
     auto& c = it->second;
     std::printf("  v%-3d %3d pass  %3d warn  %3d fail  %3d notrun  %3d excluded\n", it->first,
                 c[Verdict::Pass], c[Verdict::Warn], c[Verdict::Fail], c[Verdict::NotRun],

@@ -12,7 +12,9 @@ namespace conformance {
 
 class Progress : public testing::EmptyTestEventListener {
  public:
-  Progress(const Report& report, bool verbose);
+  // redraw: one progress line rewritten in place (a terminal); otherwise
+  // plain lines only, one per tenth of the run.
+  Progress(const Report& report, bool verbose, bool redraw);
   void OnTestProgramStart(const testing::UnitTest& unit) override;
   void OnTestStart(const testing::TestInfo& info) override;
   void OnTestEnd(const testing::TestInfo& info) override;
@@ -20,7 +22,7 @@ class Progress : public testing::EmptyTestEventListener {
  private:
   const Report& report_;
   bool verbose_;
-  bool tty_;
+  bool redraw_;
   int total_ = 0;
   int done_ = 0;
   int failed_ = 0;

@@ -32,6 +32,22 @@ std::map<std::string, uint64_t> Report::counterTotals() const {
 
 namespace {
 
+void writeProvenance(JsonWriter& w, const Provenance& p) {
+  w.key("provenance").beginObject();
+  w.key("tool").value(p.tool);
+  w.key("toolVersion").value(p.toolVersion);
+  w.key("sdkVersion").value(p.toolVersion);
+  w.key("gitCommit").value(p.gitCommit);
+  w.key("utcTime").value(p.utcTime);
+  w.key("host").value(p.host);
+  w.key("pluginSha256").value(p.pluginSha256);
+  w.key("profileSha256").value(p.profileSha256);
+  w.key("environment").beginObject();
+  for (const auto& [name, value] : p.environment) w.key(name).value(value);
+  w.endObject();
+  w.endObject();
+}
+
 void writeCounters(JsonWriter& w, const std::map<std::string, uint64_t>& counters) {
   w.key("counters").beginObject();
   for (const auto& [name, value] : counters) w.key(name).value(static_cast<long long>(value));
@@ -58,6 +74,7 @@ bool Report::writeJson(const std::string& path, std::string* error) const {
   w.beginObject();
   w.key("tool").value("ncclnet-conformance");
   w.key("result").value(passed() ? "pass" : "fail");
+  writeProvenance(w, provenance);
   w.key("plugin").beginObject();
   w.key("request").value(request);
   w.key("loaded").value(plugin.loaded);

@@ -11,6 +11,7 @@
 
 #include "harness/coordinator.hpp"
 #include "probe.hpp"
+#include "report/provenance.hpp"
 #include "scenario/rules.hpp"
 
 namespace conformance {
@@ -32,6 +33,7 @@ struct TestResult {
 };
 
 struct Report {
+  Provenance provenance;
   std::string request;  // the --plugin value
   PluginInfo plugin;
   std::string profilePath;
