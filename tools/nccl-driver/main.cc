@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "ncclnet/host/build_info.hpp"
+
 namespace {
 
 constexpr int kRanks = 2;
@@ -153,6 +155,10 @@ std::vector<float> download(int device, const float* src, size_t count) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == "--version") {
+    std::printf("%s\n", ncclnet::host::versionLine("nccl-driver").c_str());
+    return 0;
+  }
   Options o;
   if (!parse(argc, argv, &o)) {
     std::fprintf(stderr,

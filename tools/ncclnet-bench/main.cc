@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "ncclnet/host/build_info.hpp"
 #include "pair.hpp"
 #include "plugin_peer.hpp"
 #include "tcp_peer.hpp"
@@ -48,6 +49,7 @@ void usage() {
       "  --max SIZE        largest message (default 64M)\n"
       "  --window N        messages in flight (default 16)\n"
       "  --reps N          best of N runs per point (default 3)\n"
+      "  --version         print the version and exit\n"
       "  --tcp-streams N   baseline connections (default: NCCL_SOCKET_NTHREADS x\n"
       "                    NCCL_NSOCKS_PERTHREAD when both are set, else 1)\n"
       "  --tcp-host ADDR   baseline address (default 127.0.0.1)\n"
@@ -124,8 +126,7 @@ bool parse(int argc, char** argv, Options* o) {
     else if (a == "--baseline") {
       o->baseline = v;
       if (o->baseline != "tcp" && o->baseline != "fabric") return false;
-    }
-    else if (a == "--latency-iters")
+    } else if (a == "--latency-iters")
       o->latencyIters = std::max(1, std::atoi(v));
     else
       return false;
@@ -240,6 +241,10 @@ int defaultTcpStreams() {
 
 int main(int argc, char** argv) {
   using namespace bench;
+  if (argc == 2 && std::string(argv[1]) == "--version") {
+    std::printf("%s\n", ncclnet::host::versionLine("ncclnet-bench").c_str());
+    return 0;
+  }
   Options o;
   if (!parse(argc, argv, &o)) {
     usage();
