@@ -218,8 +218,10 @@ int run(int argc, char** argv) {
   report.worldSize = opt.size;
   report.strict = profile.strict;
   report.plugin = probePlugin(config.plugin, config.netName, oldest, newest, kProbeTimeoutSec);
-  if (!report.plugin.path.empty())
-    report.provenance.pluginSha256 = sha256OfFile(report.plugin.path);
+  // The file the probe loaded; when it could not say (it crashed while
+  // loading), the file the request names, if it names one.
+  std::string loadedFile = report.plugin.path.empty() ? config.plugin : report.plugin.path;
+  report.provenance.pluginSha256 = sha256OfFile(loadedFile);
   std::string abi = opt.abi.value_or(profile.abi.value_or(""));
   if (!report.plugin.loaded ||
       !chooseVersions(abi, report.plugin, oldest, newest, &report.versions, &error)) {

@@ -15,9 +15,17 @@
 #   -DEXPECT=reject -DRULE=<text>          the run is refused (exit 2) with
 #                                          <text> on stderr (malformed profile)
 #   -DALSO="a;b"                           more texts the scenario's reason holds
-#   -DJUNIT=<file>                         the JUnit report must exist and, for
-#                                          fail, hold a failure
+#   -DJUNIT=<file>                         the JUnit report must exist, parse,
+#                                          agree with the JSON (check_junit.py)
+#                                          and, for fail, hold a failure
+#   -DCOUNT=<n>                            the report holds exactly n results
+# Every report's provenance is checked: tool version, commit, time, host,
+# environment, and the plugin's sha256 against the file's when PLUGIN is a
+# file.
 file(REMOVE ${JSON})
+if(DEFINED JUNIT)
+  file(REMOVE ${JUNIT})
+endif()
 execute_process(COMMAND ${BIN} --plugin ${PLUGIN} --json ${JSON} ${ARGS}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("${out}")
@@ -40,6 +48,44 @@ endif()
 file(READ ${JSON} report)
 string(JSON result GET "${report}" result)
 string(JSON count LENGTH "${report}" scenarios)
+if(DEFINED COUNT AND NOT count EQUAL COUNT)
+  message(FATAL_ERROR "expected ${COUNT} results, the report has ${count}")
+endif()
+
+foreach(field toolVersion gitCommit utcTime host)
+  string(JSON value GET "${report}" provenance ${field})
+  if(value STREQUAL "")
+    message(FATAL_ERROR "the report's provenance has no ${field}")
+  endif()
+endforeach()
+string(JSON utc GET "${report}" provenance utcTime)
+if(NOT utc MATCHES "^[0-9]+-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9]Z$")
+  message(FATAL_ERROR "provenance utcTime '${utc}' is not ISO 8601 UTC")
+endif()
+string(JSON envType TYPE "${report}" provenance environment)
+if(NOT envType STREQUAL "OBJECT")
+  message(FATAL_ERROR "the report's provenance has no environment object")
+endif()
+if(EXISTS ${PLUGIN} AND NOT IS_DIRECTORY ${PLUGIN})
+  file(SHA256 ${PLUGIN} expectedSha)
+  string(JSON sha GET "${report}" provenance pluginSha256)
+  if(NOT sha STREQUAL expectedSha)
+    message(FATAL_ERROR "provenance pluginSha256 ${sha} is not the plugin file's ${expectedSha}")
+  endif()
+endif()
+
+if(DEFINED JUNIT)
+  if(NOT EXISTS ${JUNIT})
+    message(FATAL_ERROR "no JUnit report at ${JUNIT} (exit ${rc})")
+  endif()
+  find_program(PYTHON3 python3 REQUIRED)
+  execute_process(COMMAND ${PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/check_junit.py ${JUNIT} ${JSON}
+                  RESULT_VARIABLE junitRc OUTPUT_VARIABLE junitOut ERROR_VARIABLE junitOut)
+  message("${junitOut}")
+  if(NOT junitRc EQUAL 0)
+    message(FATAL_ERROR "the JUnit report ${JUNIT} does not hold up")
+  endif()
+endif()
 
 if(EXPECT STREQUAL "pass")
   if(NOT rc EQUAL 0 OR NOT result STREQUAL "pass")
@@ -74,9 +120,6 @@ else()
   endif()
 endif()
 if(DEFINED JUNIT)
-  if(NOT EXISTS ${JUNIT})
-    message(FATAL_ERROR "no JUnit report at ${JUNIT}")
-  endif()
   file(READ ${JUNIT} junit)
   if(wanted STREQUAL "fail")
     string(FIND "${junit}" "<failure" at)
