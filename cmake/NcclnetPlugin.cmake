@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-# ncclnet_add_plugin(<target> NAME <suffix> SOURCES <files...> [NO_INSTALL])
+# ncclnet_add_plugin(<target> NAME <suffix> SOURCES <files...>
+#                    [NO_INSTALL] [COMPONENT <install component>])
 #
 # Builds libnccl-net-<suffix>.so from C++ sources that use
 # NCCLNET_EXPORT_PLUGIN. Everything but the ncclNetPlugin_vN tables is
@@ -7,13 +8,14 @@
 # static library linked into the plugin leaks a symbol NCCL could bind to.
 # Links against ncclnet::plugin (the SDK's plugin-side headers). Installed to
 # the library folder, where NCCL_NET_PLUGIN=<suffix> finds it, unless
-# NO_INSTALL is given (test plugins).
+# NO_INSTALL is given (test plugins); COMPONENT names the install component
+# (one package per plugin under CPack).
 include(GNUInstallDirs)
 
 set(NCCLNET_PLUGIN_VERSION_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/ncclnet-plugin.map)
 
 function(ncclnet_add_plugin target)
-  cmake_parse_arguments(ARG "NO_INSTALL" "NAME" "SOURCES" ${ARGN})
+  cmake_parse_arguments(ARG "NO_INSTALL" "NAME;COMPONENT" "SOURCES" ${ARGN})
   if(NOT ARG_NAME)
     message(FATAL_ERROR "ncclnet_add_plugin(${target}): NAME <suffix> is required")
   endif()
@@ -34,6 +36,11 @@ function(ncclnet_add_plugin target)
     "LINKER:--no-undefined"
     "LINKER:--exclude-libs,ALL")
   if(NOT ARG_NO_INSTALL)
-    install(TARGETS ${target} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+    if(ARG_COMPONENT)
+      install(TARGETS ${target} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+              COMPONENT ${ARG_COMPONENT})
+    else()
+      install(TARGETS ${target} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+    endif()
   endif()
 endfunction()
