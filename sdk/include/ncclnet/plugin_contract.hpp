@@ -182,17 +182,17 @@ constexpr bool meetsContract_v =
 
 // Checks `Impl` against the contract of <ncclnet/plugin.hpp>, at namespace
 // scope. NCCLNET_EXPORT_PLUGIN runs it; a plugin's own tests may too.
-#define NCCLNET_CHECK_PLUGIN_CONTRACT(Impl)                                                   \
-  static_assert(std::is_class_v<Impl>, #Impl " must be a class");                             \
-  static_assert(::ncclnet::detail::declares_kName_v<Impl>,                                    \
-                #Impl " must declare: static constexpr const char* kName = \"...\"");         \
-  static_assert(::ncclnet::detail::declares_create_v<Impl>, #Impl                             \
-                " must declare: static ncclResult_t create(const ncclnet::InitArgs& "         \
-                "args, std::unique_ptr<" #Impl ">* out)");                                    \
-  NCCLNET_DETAIL_REQUIRED_MEMBERS(NCCLNET_DETAIL_REQUIRE_MEMBER, Impl)                        \
-  NCCLNET_DETAIL_OPTIONAL_MEMBERS(NCCLNET_DETAIL_CHECK_OPTIONAL_MEMBER, Impl)                 \
-  static_assert(                                                                              \
-      !::ncclnet::detail::names_params_v<Impl> || ::ncclnet::detail::declares_params_v<Impl>, \
-      #Impl                                                                                   \
-      " declares the optional params with another signature; it must be: "                    \
+#define NCCLNET_CHECK_PLUGIN_CONTRACT(Impl)                                                       \
+  static_assert(std::is_class_v<Impl>, #Impl " must be a class");                                 \
+  static_assert(::ncclnet::detail::declares_kName_v<Impl>, #Impl                                  \
+                " must declare: static constexpr const char* kName (the name NCCL_NET matches)"); \
+  static_assert(::ncclnet::detail::declares_create_v<Impl>, #Impl                                 \
+                " must declare: static ncclResult_t create(const ncclnet::InitArgs& "             \
+                "args, std::unique_ptr<" #Impl ">* out)");                                        \
+  NCCLNET_DETAIL_REQUIRED_MEMBERS(NCCLNET_DETAIL_REQUIRE_MEMBER, Impl)                            \
+  NCCLNET_DETAIL_OPTIONAL_MEMBERS(NCCLNET_DETAIL_CHECK_OPTIONAL_MEMBER, Impl)                     \
+  static_assert(                                                                                  \
+      !::ncclnet::detail::names_params_v<Impl> || ::ncclnet::detail::declares_params_v<Impl>,     \
+      #Impl                                                                                       \
+      " declares the optional params with another signature; it must be: "                        \
       "const ncclnet::ParamTable& params() const");

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "ncclnet/abi/net.h"
+#include "ncclnet/plugin.hpp"  // detail::Exports; it includes this file at its end
 #include "ncclnet/plugin_contract.hpp"
 
 namespace ncclnet::detail {
