@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // An optional member with another signature is an error, not an absent
-// member: irecvConsumed without its request, and params() returning a copy.
+// member: irecvConsumed without its request, makeVDevice overloaded for
+// older structs only, and params() returning a copy.
 // clang-format off
 // expect-error: WrongOptionalNet declares the optional irecvConsumed with another signature; it must be: ncclResult_t irecvConsumed(void* recvComm, int n, void* request)
+// expect-error: WrongOptionalNet declares the optional makeVDevice with another signature; it must be: ncclResult_t makeVDevice(int* d, ncclNetVDeviceProps_v12_t* props)
 // expect-error: WrongOptionalNet declares the optional params with another signature; it must be: const ncclnet::ParamTable& params() const
 // clang-format on
 #include <ncclnet/plugin.hpp>
@@ -30,6 +32,8 @@ class WrongOptionalNet {
   ncclResult_t closeRecv(void* recvComm);
   ncclResult_t closeListen(void* listenComm);
   ncclResult_t irecvConsumed(void* recvComm, int n);
+  ncclResult_t makeVDevice(int* d, ncclNetVDeviceProps_v9_t* props);
+  ncclResult_t makeVDevice(int* d, ncclNetVDeviceProps_v11_t* props);
   ncclnet::ParamTable params() const;
 };
 
