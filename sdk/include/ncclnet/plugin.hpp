@@ -21,10 +21,12 @@
 //     static ncclResult_t create(const ncclnet::InitArgs& args, std::unique_ptr<MyNet>* out);
 //     ncclResult_t devices(int* ndev);
 //     ncclResult_t getProperties(int dev, ncclNetProperties_v12_t* props);
-//     ncclResult_t listen(const ncclnet::CommContext& ctx, int dev, void* handle, void** listenComm);
+//     ncclResult_t listen(const ncclnet::CommContext& ctx, int dev, void* handle,
+//                         void** listenComm);
 //     ncclResult_t connect(const ncclnet::CommContext& ctx, int dev, void* handle, void** sendComm,
 //                          ncclNetDeviceHandle_v12_t** sendDevComm);
-//     ncclResult_t accept(void* listenComm, void** recvComm, ncclNetDeviceHandle_v12_t** recvDevComm);
+//     ncclResult_t accept(void* listenComm, void** recvComm,
+//                         ncclNetDeviceHandle_v12_t** recvDevComm);
 //     ncclResult_t regMr(void* comm, void* data, size_t size, int type, void** mhandle);
 //     ncclResult_t deregMr(void* comm, void* mhandle);
 //     ncclResult_t isend(void* sendComm, void* data, size_t size, int tag, void* mhandle,
@@ -48,6 +50,10 @@
 //     const ncclnet::ParamTable& params() const;
 //   };
 //
+// The export macro checks the class first (<ncclnet/plugin_contract.hpp>):
+// each member missing, or declared with another signature than the one
+// above, is one compile error that names it and spells its signature.
+//
 // Exceptions never cross the C boundary: one escaping a member becomes
 // ncclInternalError and a WARN line.
 #pragma once
@@ -66,6 +72,7 @@
 #include "ncclnet/detail/properties.hpp"
 #include "ncclnet/log.hpp"
 #include "ncclnet/params.hpp"
+#include "ncclnet/plugin_contract.hpp"
 
 #pragma GCC visibility push(hidden)
 
@@ -92,22 +99,6 @@ struct CommContext {
 constexpr int kMaxGroupedRecvs = 64;
 
 namespace detail {
-
-#define NCCLNET_DETECT_MEMBER(member)                                                      \
-  template <class T, class = void>                                                         \
-  struct provides_##member : std::false_type {};                                           \
-  template <class T>                                                                       \
-  struct provides_##member<T, std::void_t<decltype(&T::member)>> : std::true_type {};     \
-  template <class T>                                                                       \
-  constexpr bool provides_##member##_v = provides_##member<T>::value;
-
-NCCLNET_DETECT_MEMBER(regMrDmaBuf)
-NCCLNET_DETECT_MEMBER(getDeviceMr)
-NCCLNET_DETECT_MEMBER(irecvConsumed)
-NCCLNET_DETECT_MEMBER(makeVDevice)
-NCCLNET_DETECT_MEMBER(setNetAttr)
-NCCLNET_DETECT_MEMBER(params)
-#undef NCCLNET_DETECT_MEMBER
 
 // The process-wide state the C ABI forces on a plugin: functions such as
 // devices() carry no context, so the one implementation object lives here.
@@ -228,7 +219,7 @@ class PluginState {
         NCCLNET_WARN(logger_, "init: create() returned success but no object");
         return ncclInternalError;
       }
-      if constexpr (provides_params_v<Impl>) created->params().logAll();
+      if constexpr (names_params_v<Impl>) created->params().logAll();
       impl_.store(created.release(), std::memory_order_release);
     }
     refs_++;
@@ -401,8 +392,8 @@ struct Exports {
     return call<Impl>("regMr",
                       [&](Impl& impl) { return impl.regMr(comm, data, size, type, mhandle); });
   }
-  static ncclResult_t regMrDmaBuf(void* comm, void* data, size_t size, int type,
-                                  uint64_t offset, int fd, void** mhandle) {
+  static ncclResult_t regMrDmaBuf(void* comm, void* data, size_t size, int type, uint64_t offset,
+                                  int fd, void** mhandle) {
     return call<Impl>("regMrDmaBuf", [&](Impl& impl) {
       return impl.regMrDmaBuf(comm, data, size, type, offset, fd, mhandle);
     });
@@ -453,9 +444,8 @@ struct Exports {
 
   static ncclResult_t iflush(void* comm, int n, void** data, int* sizes, void** mhandles,
                              void** request) {
-    return call<Impl>("iflush", [&](Impl& impl) {
-      return impl.iflush(comm, n, data, sizes, mhandles, request);
-    });
+    return call<Impl>(
+        "iflush", [&](Impl& impl) { return impl.iflush(comm, n, data, sizes, mhandles, request); });
   }
   static ncclResult_t test(void* request, int* done, int* sizes) {
     return call<Impl>("test", [&](Impl& impl) { return impl.test(request, done, sizes); });
@@ -476,28 +466,40 @@ struct Exports {
     return call<Impl>("closeListen", [&](Impl& impl) { return impl.closeListen(comm); });
   }
 
-  // ---- optional slots: NULL when the class does not provide the member ----
-  // (if constexpr keeps the adapter from being instantiated at all then.)
+  // ---- optional slots: NULL when the class does not name the member ----
+  // (if constexpr keeps the adapter from being instantiated at all then.
+  // Tables exist only for a class that meets the contract, where a named
+  // optional member has its exact signature.)
   static constexpr decltype(ncclNet_v12_t::regMrDmaBuf) regMrDmaBufSlot() {
-    if constexpr (provides_regMrDmaBuf_v<Impl>) return &Exports::regMrDmaBuf;
-    else return nullptr;
+    if constexpr (names_regMrDmaBuf_v<Impl>)
+      return &Exports::regMrDmaBuf;
+    else
+      return nullptr;
   }
   static constexpr decltype(ncclNet_v12_t::getDeviceMr) getDeviceMrSlot() {
-    if constexpr (provides_getDeviceMr_v<Impl>) return &Exports::getDeviceMr;
-    else return nullptr;
+    if constexpr (names_getDeviceMr_v<Impl>)
+      return &Exports::getDeviceMr;
+    else
+      return nullptr;
   }
   static constexpr decltype(ncclNet_v12_t::irecvConsumed) irecvConsumedSlot() {
-    if constexpr (provides_irecvConsumed_v<Impl>) return &Exports::irecvConsumed;
-    else return nullptr;
+    if constexpr (names_irecvConsumed_v<Impl>)
+      return &Exports::irecvConsumed;
+    else
+      return nullptr;
   }
   template <class VProps>
   static constexpr ncclResult_t (*makeVDeviceSlot())(int*, VProps*) {
-    if constexpr (provides_makeVDevice_v<Impl>) return &Exports::makeVDevice<VProps>;
-    else return nullptr;
+    if constexpr (names_makeVDevice_v<Impl>)
+      return &Exports::makeVDevice<VProps>;
+    else
+      return nullptr;
   }
   static constexpr decltype(ncclNet_v12_t::setNetAttr) setNetAttrSlot() {
-    if constexpr (provides_setNetAttr_v<Impl>) return &Exports::setNetAttr;
-    else return nullptr;
+    if constexpr (names_setNetAttr_v<Impl>)
+      return &Exports::setNetAttr;
+    else
+      return nullptr;
   }
 };
 
@@ -507,3 +509,20 @@ struct Exports {
 #pragma GCC visibility pop
 
 #include "ncclnet/detail/export_tables.hpp"
+
+#define NCCLNET_DETAIL_EXPORT_TABLE(Impl, N)                                                    \
+  extern "C" __attribute__((visibility("default"))) const ncclNet_v##N##_t ncclNetPlugin_v##N = \
+      ::ncclnet::detail::Tables<Impl>::v##N();
+
+// Checks `Impl` against the contract above, then defines ncclNetPlugin_v6
+// ... ncclNetPlugin_v12 for it. Use once per plugin library, at namespace
+// scope.
+#define NCCLNET_EXPORT_PLUGIN(Impl)     \
+  NCCLNET_CHECK_PLUGIN_CONTRACT(Impl)   \
+  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 6)  \
+  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 7)  \
+  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 8)  \
+  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 9)  \
+  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 10) \
+  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 11) \
+  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 12)

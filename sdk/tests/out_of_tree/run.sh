@@ -26,10 +26,10 @@ echo "== pkg-config ncclnet-plugin / ncclnet-sdk"
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig:$prefix/lib64/pkgconfig
 mkdir -p "$work/pc"
 # shellcheck disable=SC2046
-g++ -Wall -Wextra -Werror -o "$work/pc/libnccl-net-hello.so" "$here/hello_net.cc" \
+g++ -Wall -Wextra -Wpedantic -Werror -o "$work/pc/libnccl-net-hello.so" "$here/hello_net.cc" \
   $(pkg-config --cflags --libs ncclnet-plugin)
 # shellcheck disable=SC2046
-g++ -Wall -Wextra -Werror -o "$work/pc/hello_host" "$here/hello_host.cc" \
+g++ -Wall -Wextra -Wpedantic -Werror -o "$work/pc/hello_host" "$here/hello_host.cc" \
   $(pkg-config --cflags --libs ncclnet-sdk)
 "$checker" "$work/pc/libnccl-net-hello.so"
 out=$("$work/pc/hello_host" "$work/pc/libnccl-net-hello.so")

@@ -51,9 +51,12 @@ typedef ncclNetDeviceHandle_v11_t ncclNetDeviceHandle_v12_t;
 #define NCCL_NET_UNPACK_MAX_SLICE_PAGES \
   (NCCL_NET_UNPACK_MAX_SLICE_SIZE / NCCL_NET_UNPACK_SLICE_PAGE_SIZE * 2)
 
+/* __extension__: an anonymous struct is C11 but a GNU extension in C++, and
+ * a C++ consumer building with -Wpedantic must not be warned about NCCL's
+ * layout. It changes nothing in the layout. */
 typedef union {
   uint64_t r64[2];
-  struct {
+  __extension__ struct {
     uint32_t src_off;
     uint32_t len;
     uint64_t dst_off;

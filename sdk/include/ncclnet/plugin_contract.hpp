@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: Apache-2.0
+// nccl-net-sdk: the plugin class's contract, checked at compile time.
+//
+// NCCLNET_EXPORT_PLUGIN(MyNet) runs NCCLNET_CHECK_PLUGIN_CONTRACT(MyNet)
+// first. Each member of the class documented in <ncclnet/plugin.hpp> gets
+// one static_assert whose message names the member and spells its exact
+// ncclNet_v12 signature:
+//
+//   error: static assertion failed: MyNet must declare: ncclResult_t
+//          isend(void* sendComm, void* data, size_t size, int tag, ...)
+//
+// Signatures must match exactly: a member is checked by taking its address
+// as a pointer to a member function of exactly that type, which allows no
+// implicit conversion of a parameter (an `int size` isend does not pass,
+// while a call with that int would have compiled and narrowed sizes above
+// 2 GiB). A member may also be const or noexcept. An optional member that is
+// declared with another signature fails too, instead of silently leaving its
+// slot NULL. When the contract fails the SDK builds no tables, so these
+// messages are the only errors.
+#pragma once
+
+#include <memory>
+#include <type_traits>
+
+#include "ncclnet/abi/net.h"
+
+namespace ncclnet {
+struct InitArgs;
+struct CommContext;
+class ParamTable;
+}  // namespace ncclnet
+
+// X(Impl, member, (parameters)) for every member returning ncclResult_t:
+// the required ones, then the optional ones. The parameter lists are
+// ncclNet_v12_t's (abi/net_v12.h) with v11+'s init context handed over as a
+// CommContext, and are what the error messages print.
+#define NCCLNET_DETAIL_REQUIRED_MEMBERS(X, Impl)                                                \
+  X(Impl, devices, (int* ndev))                                                                 \
+  X(Impl, getProperties, (int dev, ncclNetProperties_v12_t* props))                             \
+  X(Impl, listen, (const ncclnet::CommContext& ctx, int dev, void* handle, void** listenComm))  \
+  X(Impl, connect,                                                                              \
+    (const ncclnet::CommContext& ctx, int dev, void* handle, void** sendComm,                   \
+     ncclNetDeviceHandle_v12_t** sendDevComm))                                                  \
+  X(Impl, accept, (void* listenComm, void** recvComm, ncclNetDeviceHandle_v12_t** recvDevComm)) \
+  X(Impl, regMr, (void* comm, void* data, size_t size, int type, void** mhandle))               \
+  X(Impl, deregMr, (void* comm, void* mhandle))                                                 \
+  X(Impl, isend,                                                                                \
+    (void* sendComm, void* data, size_t size, int tag, void* mhandle, void* phandle,            \
+     void** request))                                                                           \
+  X(Impl, irecv,                                                                                \
+    (void* recvComm, int n, void** data, size_t* sizes, int* tags, void** mhandles,             \
+     void** phandles, void** request))                                                          \
+  X(Impl, iflush,                                                                               \
+    (void* recvComm, int n, void** data, int* sizes, void** mhandles, void** request))          \
+  X(Impl, test, (void* request, int* done, int* sizes))                                         \
+  X(Impl, closeSend, (void* sendComm))                                                          \
+  X(Impl, closeRecv, (void* recvComm))                                                          \
+  X(Impl, closeListen, (void* listenComm))
+
+#define NCCLNET_DETAIL_OPTIONAL_MEMBERS(X, Impl)                                              \
+  X(Impl, regMrDmaBuf,                                                                        \
+    (void* comm, void* data, size_t size, int type, uint64_t offset, int fd, void** mhandle)) \
+  X(Impl, getDeviceMr, (void* comm, void* mhandle, void** dptr_mhandle))                      \
+  X(Impl, irecvConsumed, (void* recvComm, int n, void* request))                              \
+  X(Impl, makeVDevice, (int* d, ncclNetVDeviceProps_v12_t* props))                            \
+  X(Impl, setNetAttr, (const ncclnet::CommContext& ctx, const ncclNetAttr_v12_t& attr))
+
+namespace ncclnet::detail {
+
+// declares_<m>_v<T>: T has a member m of exactly the v12 type (or its const
+// variant; noexcept converts on its own). The static_cast picks the right
+// one out of an overload set and refuses every other type.
+#define NCCLNET_DETAIL_EXACT_MEMBER(Impl, name, params)                                           \
+  template <class T, class = void>                                                                \
+  struct exact_##name : std::false_type {};                                                       \
+  template <class T>                                                                              \
+  struct exact_##name<T, std::void_t<decltype(static_cast<ncclResult_t(T::*) params>(&T::name))>> \
+      : std::true_type {};                                                                        \
+  template <class T, class = void>                                                                \
+  struct exactConst_##name : std::false_type {};                                                  \
+  template <class T>                                                                              \
+  struct exactConst_##name<                                                                       \
+      T, std::void_t<decltype(static_cast<ncclResult_t(T::*) params const>(&T::name))>>           \
+      : std::true_type {};                                                                        \
+  template <class T>                                                                              \
+  constexpr bool declares_##name##_v = exact_##name<T>::value || exactConst_##name<T>::value;
+
+// names_<m>_v<T>: T has anything called m (any signature, overloaded,
+// private, a data member), so that a wrong signature is reported instead of
+// read as "absent". A class derived from T and from a probe holding m sees
+// an ambiguous m exactly when T has one; a final class cannot be derived
+// from, and is asked only for a single member m.
+#define NCCLNET_DETAIL_NAMED_MEMBER(Impl, name, params)                                      \
+  struct nameProbe_##name {                                                                  \
+    int name;                                                                                \
+  };                                                                                         \
+  template <class T>                                                                         \
+  struct nameMix_##name : T, nameProbe_##name {};                                            \
+  template <class T, class = void>                                                           \
+  struct namedViaMix_##name : std::true_type {};                                             \
+  template <class T>                                                                         \
+  struct namedViaMix_##name<T, std::void_t<decltype(&nameMix_##name<T>::name)>>              \
+      : std::false_type {};                                                                  \
+  template <class T, class = void>                                                           \
+  struct namedDirectly_##name : std::false_type {};                                          \
+  template <class T>                                                                         \
+  struct namedDirectly_##name<T, std::void_t<decltype(&T::name)>> : std::true_type {};       \
+  template <class T>                                                                         \
+  constexpr bool names_##name##_v =                                                          \
+      declares_##name##_v<T> ||                                                              \
+      std::conditional_t<std::is_final_v<T> || !std::is_class_v<T>, namedDirectly_##name<T>, \
+                         namedViaMix_##name<T>>::value;
+
+// The members that do not return ncclResult_t.
+template <class T, class = void>
+struct declaresName : std::false_type {};
+template <class T>  // static: the address of a static member is a plain pointer
+struct declaresName<T, std::enable_if_t<std::is_pointer_v<decltype(&T::kName)> &&
+                                        std::is_convertible_v<decltype(T::kName), const char*>>>
+    : std::true_type {};
+template <class T>
+constexpr bool declares_kName_v = declaresName<T>::value;
+
+template <class T, class = void>
+struct declaresCreate : std::false_type {};
+template <class T>
+struct declaresCreate<
+    T, std::void_t<decltype(static_cast<ncclResult_t (*)(const InitArgs& args,
+                                                         std::unique_ptr<T>* out)>(&T::create))>>
+    : std::true_type {};
+template <class T>
+constexpr bool declares_create_v = declaresCreate<T>::value;
+
+template <class T, class = void>
+struct exact_params : std::false_type {};
+template <class T>
+struct exact_params<T, std::void_t<decltype(static_cast<const ParamTable& (T::*)()>(&T::params))>>
+    : std::true_type {};
+template <class T, class = void>
+struct exactConst_params : std::false_type {};
+template <class T>
+struct exactConst_params<
+    T, std::void_t<decltype(static_cast<const ParamTable& (T::*)() const>(&T::params))>>
+    : std::true_type {};
+template <class T>
+constexpr bool declares_params_v = exact_params<T>::value || exactConst_params<T>::value;
+
+NCCLNET_DETAIL_REQUIRED_MEMBERS(NCCLNET_DETAIL_EXACT_MEMBER, _)
+NCCLNET_DETAIL_OPTIONAL_MEMBERS(NCCLNET_DETAIL_EXACT_MEMBER, _)
+NCCLNET_DETAIL_OPTIONAL_MEMBERS(NCCLNET_DETAIL_NAMED_MEMBER, _)
+NCCLNET_DETAIL_NAMED_MEMBER(_, params, ())
+#undef NCCLNET_DETAIL_EXACT_MEMBER
+#undef NCCLNET_DETAIL_NAMED_MEMBER
+
+// The whole contract: the SDK builds tables only from a class that meets
+// it, so a failed check is followed by no error from inside the adapters.
+#define NCCLNET_DETAIL_AND_DECLARES(Impl, name, params) &&declares_##name##_v<Impl>
+#define NCCLNET_DETAIL_AND_ABSENT_OR_DECLARES(Impl, name, params) \
+  &&(!names_##name##_v<Impl> || declares_##name##_v<Impl>)
+template <class T>
+constexpr bool meetsContract_v =
+    std::is_class_v<T>&& declares_kName_v<T>&& declares_create_v<T> NCCLNET_DETAIL_REQUIRED_MEMBERS(
+        NCCLNET_DETAIL_AND_DECLARES, T)
+        NCCLNET_DETAIL_OPTIONAL_MEMBERS(NCCLNET_DETAIL_AND_ABSENT_OR_DECLARES, T) &&
+    (!names_params_v<T> || declares_params_v<T>);
+#undef NCCLNET_DETAIL_AND_DECLARES
+#undef NCCLNET_DETAIL_AND_ABSENT_OR_DECLARES
+
+}  // namespace ncclnet::detail
+
+// One static_assert per member, each naming the member and its signature.
+// They are spelled here, in a public header, because this is the file a
+// failing check points at.
+#define NCCLNET_DETAIL_REQUIRE_MEMBER(Impl, name, params)     \
+  static_assert(::ncclnet::detail::declares_##name##_v<Impl>, \
+                #Impl " must declare: ncclResult_t " #name #params);
+#define NCCLNET_DETAIL_CHECK_OPTIONAL_MEMBER(Impl, name, params)                                  \
+  static_assert(                                                                                  \
+      !::ncclnet::detail::names_##name##_v<Impl> || ::ncclnet::detail::declares_##name##_v<Impl>, \
+      #Impl " declares the optional " #name                                                       \
+            " with another signature; it must be: ncclResult_t " #name #params);
+
+// Checks `Impl` against the contract of <ncclnet/plugin.hpp>, at namespace
+// scope. NCCLNET_EXPORT_PLUGIN runs it; a plugin's own tests may too.
+#define NCCLNET_CHECK_PLUGIN_CONTRACT(Impl)                                                       \
+  static_assert(std::is_class_v<Impl>, #Impl " must be a class");                                 \
+  static_assert(::ncclnet::detail::declares_kName_v<Impl>, #Impl                                  \
+                " must declare: static constexpr const char* kName (the name NCCL_NET matches)"); \
+  static_assert(::ncclnet::detail::declares_create_v<Impl>, #Impl                                 \
+                " must declare: static ncclResult_t create(const ncclnet::InitArgs& "             \
+                "args, std::unique_ptr<" #Impl ">* out)");                                        \
+  NCCLNET_DETAIL_REQUIRED_MEMBERS(NCCLNET_DETAIL_REQUIRE_MEMBER, Impl)                            \
+  NCCLNET_DETAIL_OPTIONAL_MEMBERS(NCCLNET_DETAIL_CHECK_OPTIONAL_MEMBER, Impl)                     \
+  static_assert(                                                                                  \
+      !::ncclnet::detail::names_params_v<Impl> || ::ncclnet::detail::declares_params_v<Impl>,     \
+      #Impl                                                                                       \
+      " declares the optional params with another signature; it must be: "                        \
+      "const ncclnet::ParamTable& params() const");
