@@ -2,7 +2,6 @@
 // ncclnet-info: shared explanations.
 #include "explain.hpp"
 
-
 namespace ncclnet::info {
 
 std::string windowText(int oldest, int newest) {
