@@ -133,6 +133,20 @@ TEST(LoaderRules, BeforeTwoTwentySevenThreeTheValueIsOneName) {
             (std::vector<std::string>{"static", "libnccl-net-static.so"}));
 }
 
+TEST(LoaderRules, TwoNineteenAndTwoTwentyTryOnlyTheSuffixedName) {
+  for (const char* nccl : {"2.19.1", "2.20.5"}) {
+    PluginNameRules r = behaviourOf(*findNcclRelease(nccl)).nameRules;
+    EXPECT_EQ(Loader::filesForEntry("sdk-socket", r),
+              (std::vector<std::string>{"libnccl-net-sdk-socket.so"}))
+        << nccl;
+    EXPECT_EQ(Loader::filesForEntry("/opt/libx.so", r),
+              (std::vector<std::string>{"libnccl-net-/opt/libx.so.so"}))
+        << nccl;
+  }
+  EXPECT_EQ(behaviourOf(*findNcclRelease("2.21")).nameRules.files,
+            PluginNameRules::Files::AsGivenThenSuffixed);
+}
+
 TEST(LoaderRules, TwoTwentySevenThreeTriesOneFilePerEntry) {
   PluginNameRules r = behaviourOf(*findNcclRelease("2.27.3")).nameRules;
   EXPECT_EQ(Loader::filesForEntry("sdk-socket", r),

@@ -135,16 +135,11 @@ NcclBehaviour behaviourOf(const NcclRelease& r) {
   n.staticPlugin = atLeast(26, 0);
   n.emptyIsUnset = !n.splitsList;
   using Files = PluginNameRules::Files;
-  n.files = !atLeast(27, 3)   ? Files::AsGivenThenSuffixed
+  n.files = !atLeast(21, 0)   ? Files::SuffixedOnly
+            : !atLeast(27, 3) ? Files::AsGivenThenSuffixed
             : !atLeast(27, 5) ? Files::LibNameElseSuffixed
                               : Files::AsGivenThenSuffixedIfBare;
   return b;
-}
-
-std::string NcclBehaviour::nameRulesText() const {
-  if (!nameRules.splitsList) return "one name, commas included (NCCL before 2.27.3)";
-  if (!nameRules.noneDisables) return "comma-separated list, 'none' is a name (NCCL 2.27)";
-  return "comma-separated list (NCCL 2.27.3+), 'none' disables (2.28.3+)";
 }
 
 bool abiWindowForNccl(const std::string& text, int* oldest, int* newest) {
@@ -192,6 +187,7 @@ std::vector<std::string> Loader::filesForEntry(const std::string& entry,
   if (rules.staticPlugin && namesStaticPlugin(entry)) return {""};
   std::string suffixed = "libnccl-net-" + entry + ".so";
   switch (rules.files) {
+    case PluginNameRules::Files::SuffixedOnly: return {suffixed};
     case PluginNameRules::Files::AsGivenThenSuffixed: return {entry, suffixed};
     case PluginNameRules::Files::LibNameElseSuffixed:
       // NCCL 2.27.3 also wanted at least "libX.so" (7 characters).

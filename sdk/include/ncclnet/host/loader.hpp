@@ -53,7 +53,8 @@ std::string knownNcclReleasesText();
 std::optional<NcclRelease> findNcclRelease(const std::string& text);
 
 // How a release turns NCCL_NET_PLUGIN into dlopen() names. NCCL's sources:
-// openNetPluginLib (src/net.cc, 2.19..2.25), openPluginLib
+// ncclNetPluginInit (src/net.cc, 2.19..2.20), openNetPluginLib (src/net.cc,
+// 2.21..2.25), openPluginLib
 // (src/plugin/plugin_open.cc, 2.26+) and initPluginLibsOnceFunc
 // (src/plugin/net.cc, 2.27.3+). The defaults are the newest rules.
 struct PluginNameRules {
@@ -66,7 +67,8 @@ struct PluginNameRules {
   // 2.26+: a prefix of STATIC_PLUGIN names the program itself.
   bool staticPlugin = true;
   enum class Files {
-    AsGivenThenSuffixed,       // <2.27: "X", then "libnccl-net-X.so", always both
+    SuffixedOnly,              // 2.19..2.20: only "libnccl-net-X.so"
+    AsGivenThenSuffixed,       // 2.21..2.26: "X", then "libnccl-net-X.so", always both
     LibNameElseSuffixed,       // 2.27.3: "X" if it is lib*.so, else only "libnccl-net-X.so"
     AsGivenThenSuffixedIfBare  // 2.27.5+: "X", then the suffixed name unless X holds a
                                // '/' or is lib*.so
@@ -83,7 +85,6 @@ struct NcclBehaviour {
   int newestVersion = 0;  // 2.19 v7, 2.20..2.23 v8, 2.24..2.25 v9, 2.26..2.27 v10,
                           // 2.28..2.29 v11, 2.30 v12
   PluginNameRules nameRules;
-  std::string nameRulesText() const;  // one line, e.g. "one name, commas included (before 2.27.3)"
 };
 NcclBehaviour behaviourOf(const NcclRelease& release);
 
