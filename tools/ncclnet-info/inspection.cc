@@ -116,6 +116,8 @@ Inspection inspect(const Options& options) {
     out.warnings = checkPlugin(p);
   }
   sortCapturedLines(takeCapturedLines(), &out);
+  // The Loader called init where it selected a plugin, counted devices, or
+  // names init as the reason it passed one over.
   for (const host::LibraryAttempt& a : out.report.attempts) {
     out.pluginInitialized |= a.selected || a.devices >= 0 || a.verdict.rfind("init failed", 0) == 0;
   }

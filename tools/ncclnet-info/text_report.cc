@@ -264,8 +264,11 @@ void printParams(const Inspection& in, std::ostream& out) {
     out << "  " << std::left << std::setw(name + 2) << a << std::setw(value + 2) << b
         << std::setw(def + 2) << c << std::setw(9) << d << e << '\n';
   };
+  // An empty value or default would leave a gap that reads as a shifted column.
+  auto shown = [](const std::string& v) { return v.empty() ? std::string("\"\"") : v; };
   line("NAME", "VALUE", "DEFAULT", "FROM", "HELP");
-  for (const Param& p : in.params) line(p.name, p.value, p.defaultValue, p.source, p.help);
+  for (const Param& p : in.params)
+    line(p.name, shown(p.value), shown(p.defaultValue), p.source, p.help);
 }
 
 }  // namespace
