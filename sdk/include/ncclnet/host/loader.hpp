@@ -54,15 +54,15 @@ std::optional<NcclRelease> findNcclRelease(const std::string& text);
 
 // How a release turns NCCL_NET_PLUGIN into dlopen() names. NCCL's sources:
 // ncclNetPluginInit (src/net.cc, 2.19..2.20), openNetPluginLib (src/net.cc,
-// 2.21..2.25), openPluginLib
-// (src/plugin/plugin_open.cc, 2.26+) and initPluginLibsOnceFunc
-// (src/plugin/net.cc, 2.27.3+). The defaults are the newest rules.
+// 2.21..2.25), openPluginLib (src/plugin/plugin_open.cc, 2.26+) and
+// initPluginLibsOnceFunc (src/plugin/net.cc, 2.27.3+). The defaults are the
+// newest rules.
 struct PluginNameRules {
   // 2.27.3+: a comma-separated list, at most 14 entries. Before: the whole
   // value is one name, commas included.
   bool splitsList = true;
   // 2.28.3+: "none" disables external plugins. Before: an ordinary name
-  // (no such library, so NCCL uses IB/Socket after two failed dlopens).
+  // (no such library exists, so NCCL falls back to IB/Socket).
   bool noneDisables = true;
   // 2.26+: a prefix of STATIC_PLUGIN names the program itself.
   bool staticPlugin = true;
