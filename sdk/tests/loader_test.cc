@@ -13,9 +13,13 @@
 namespace {
 
 using ncclnet::host::abiWindowForNccl;
+using ncclnet::host::behaviourOf;
+using ncclnet::host::findNcclRelease;
 using ncclnet::host::LoadedPlugin;
 using ncclnet::host::Loader;
 using ncclnet::host::LoaderOptions;
+using ncclnet::host::NcclBehaviour;
+using ncclnet::host::PluginNameRules;
 using ncclnet::testing::pluginPath;
 
 LoaderOptions optionsFor(const std::string& pluginList) {
@@ -43,13 +47,15 @@ TEST(LoaderEntries, CommaListKeepsOrderSkipsEmptyAndCapsAtFourteen) {
   std::string many;
   for (int i = 0; i < 20; i++) many += "p" + std::to_string(i) + ",";
   EXPECT_EQ(Loader::entriesFor(many).size(), 14u);
-  EXPECT_TRUE(Loader::entriesFor(std::string(300, 'x')).empty()) << "names over 254 chars are skipped";
+  EXPECT_TRUE(Loader::entriesFor(std::string(300, 'x')).empty())
+      << "names over 254 chars are skipped";
 }
 
 TEST(LoaderEntries, FilesTriedPerEntry) {
   EXPECT_EQ(Loader::filesForEntry("sdk-socket"),
             (std::vector<std::string>{"sdk-socket", "libnccl-net-sdk-socket.so"}));
-  EXPECT_EQ(Loader::filesForEntry("/opt/x/libfoo.so"), (std::vector<std::string>{"/opt/x/libfoo.so"}));
+  EXPECT_EQ(Loader::filesForEntry("/opt/x/libfoo.so"),
+            (std::vector<std::string>{"/opt/x/libfoo.so"}));
   EXPECT_EQ(Loader::filesForEntry("libfoo.so"), (std::vector<std::string>{"libfoo.so"}));
   EXPECT_EQ(Loader::filesForEntry("STATIC_PLUGIN"), (std::vector<std::string>{""}));
   EXPECT_EQ(Loader::filesForEntry("static"), (std::vector<std::string>{""}))
@@ -73,6 +79,111 @@ TEST(LoaderWindow, NcclReleasesMapToTheirNewestAbi) {
   EXPECT_FALSE(abiWindowForNccl("banana", &oldest, &newest));
   EXPECT_FALSE(abiWindowForNccl("3.0", &oldest, &newest));
   EXPECT_FALSE(abiWindowForNccl("2.28x", &oldest, &newest));
+}
+
+TEST(LoaderWindow, UnknownReleasesAreRefusedNotGuessed) {
+  int oldest = 0, newest = 0;
+  EXPECT_FALSE(abiWindowForNccl("2.99", &oldest, &newest));
+  EXPECT_FALSE(abiWindowForNccl("2.31", &oldest, &newest)) << "a future loader may differ";
+  EXPECT_FALSE(abiWindowForNccl("2.27.4", &oldest, &newest)) << "never released";
+  EXPECT_FALSE(abiWindowForNccl("2.30.7.1", &oldest, &newest));
+  std::string known = ncclnet::host::knownNcclReleasesText();
+  EXPECT_TRUE(contains(known, "2.19.{1,3,4}")) << known;
+  EXPECT_TRUE(contains(known, "2.21.5, 2.22.3")) << known;
+  EXPECT_TRUE(contains(known, "2.30.{3,4,7}")) << known;
+}
+
+TEST(LoaderWindow, MinorAloneMeansItsNewestPatch) {
+  ASSERT_TRUE(findNcclRelease("2.27").has_value());
+  EXPECT_EQ(findNcclRelease("2.27")->text(), "2.27.7");
+  EXPECT_EQ(findNcclRelease("2.28.3")->text(), "2.28.3");
+  EXPECT_EQ(findNcclRelease("2.23")->text(), "2.23.4");
+}
+
+TEST(LoaderRules, EachReleaseReadsNcclNetPluginItsOwnWay) {
+  using Files = PluginNameRules::Files;
+  NcclBehaviour b23 = behaviourOf(*findNcclRelease("2.23"));
+  EXPECT_FALSE(b23.nameRules.splitsList);
+  EXPECT_FALSE(b23.nameRules.noneDisables);
+  EXPECT_FALSE(b23.nameRules.staticPlugin);
+  EXPECT_TRUE(b23.nameRules.emptyIsUnset);
+  EXPECT_EQ(b23.nameRules.files, Files::AsGivenThenSuffixed);
+  EXPECT_TRUE(behaviourOf(*findNcclRelease("2.26.2")).nameRules.staticPlugin);
+  EXPECT_FALSE(behaviourOf(*findNcclRelease("2.26.6")).nameRules.splitsList);
+  NcclBehaviour b273 = behaviourOf(*findNcclRelease("2.27.3"));
+  EXPECT_TRUE(b273.nameRules.splitsList);
+  EXPECT_EQ(b273.nameRules.files, Files::LibNameElseSuffixed);
+  NcclBehaviour b277 = behaviourOf(*findNcclRelease("2.27.7"));
+  EXPECT_EQ(b277.nameRules.files, Files::AsGivenThenSuffixedIfBare);
+  EXPECT_FALSE(b277.nameRules.noneDisables) << "'none' arrived in 2.28.3";
+  NcclBehaviour b28 = behaviourOf(*findNcclRelease("2.28"));
+  EXPECT_TRUE(b28.nameRules.noneDisables);
+  EXPECT_EQ(b28.newestVersion, 11);
+}
+
+TEST(LoaderRules, BeforeTwoTwentySevenThreeTheValueIsOneName) {
+  PluginNameRules old = behaviourOf(*findNcclRelease("2.23")).nameRules;
+  EXPECT_EQ(Loader::entriesFor(std::string("a,b"), old), (std::vector<std::string>{"a,b"}));
+  EXPECT_EQ(Loader::entriesFor(std::string("none"), old), (std::vector<std::string>{"none"}));
+  EXPECT_EQ(Loader::entriesFor(std::string(""), old), (std::vector<std::string>{"libnccl-net.so"}));
+  EXPECT_TRUE(Loader::entriesFor(std::string("")).empty()) << "2.27.3+: an empty list";
+  EXPECT_EQ(Loader::filesForEntry("/opt/x/libfoo.so", old),
+            (std::vector<std::string>{"/opt/x/libfoo.so", "libnccl-net-/opt/x/libfoo.so.so"}));
+  EXPECT_EQ(Loader::filesForEntry("static", old),
+            (std::vector<std::string>{"static", "libnccl-net-static.so"}));
+}
+
+TEST(LoaderRules, TwoNineteenAndTwoTwentyTryOnlyTheSuffixedName) {
+  for (const char* nccl : {"2.19.1", "2.20.5"}) {
+    PluginNameRules r = behaviourOf(*findNcclRelease(nccl)).nameRules;
+    EXPECT_EQ(Loader::filesForEntry("sdk-socket", r),
+              (std::vector<std::string>{"libnccl-net-sdk-socket.so"}))
+        << nccl;
+    EXPECT_EQ(Loader::filesForEntry("/opt/libx.so", r),
+              (std::vector<std::string>{"libnccl-net-/opt/libx.so.so"}))
+        << nccl;
+  }
+  EXPECT_EQ(behaviourOf(*findNcclRelease("2.21")).nameRules.files,
+            PluginNameRules::Files::AsGivenThenSuffixed);
+}
+
+TEST(LoaderRules, TwoTwentySevenThreeTriesOneFilePerEntry) {
+  PluginNameRules r = behaviourOf(*findNcclRelease("2.27.3")).nameRules;
+  EXPECT_EQ(Loader::filesForEntry("sdk-socket", r),
+            (std::vector<std::string>{"libnccl-net-sdk-socket.so"}));
+  EXPECT_EQ(Loader::filesForEntry("libfoo.so", r), (std::vector<std::string>{"libfoo.so"}));
+}
+
+TEST(LoaderRules, OldNcclDoesNotSplitACommaList) {
+  LoaderOptions options = optionsFor("missing-one,sdk-testnet-min");
+  NcclBehaviour b = behaviourOf(*findNcclRelease("2.23"));
+  options.nameRules = b.nameRules;
+  options.oldestVersion = b.oldestVersion;
+  options.newestVersion = b.newestVersion;
+  std::unique_ptr<LoadedPlugin> plugin;
+  Loader loader(options);
+  EXPECT_EQ(loader.load(&plugin), ncclSystemError);
+  const auto& attempts = loader.report().attempts;
+  ASSERT_EQ(attempts.size(), 2u);
+  EXPECT_EQ(attempts[0].file, "missing-one,sdk-testnet-min");
+  EXPECT_EQ(attempts[1].file, "libnccl-net-missing-one,sdk-testnet-min.so");
+  EXPECT_EQ(loader.report().nameRules, "one name, commas included");
+
+  Loader now(optionsFor("missing-one,sdk-testnet-min"));
+  ASSERT_EQ(now.load(&plugin), ncclSuccess) << "2.27.3+ splits the list";
+  EXPECT_STREQ(plugin->name(), "sdk-testnet-min");
+}
+
+TEST(LoaderRules, OldNcclTriesOnlyLibncclNetWhenUnset) {
+  LoaderOptions options;
+  options.pluginList = std::string("");
+  options.netName = "";
+  options.nameRules = behaviourOf(*findNcclRelease("2.23")).nameRules;
+  std::unique_ptr<LoadedPlugin> plugin;
+  Loader loader(options);
+  loader.load(&plugin);
+  ASSERT_EQ(loader.report().attempts.size(), 1u);
+  EXPECT_EQ(loader.report().attempts[0].file, "libnccl-net.so");
 }
 
 TEST(LoaderFixtures, OnlyV7IsChosenByEveryNcclThatAcceptsIt) {
@@ -102,7 +213,8 @@ TEST(LoaderFixtures, VersionOutsideTheWindowIsExplained) {
   Loader loader(options);
   EXPECT_EQ(loader.load(&plugin), ncclSystemError);
   EXPECT_EQ(plugin, nullptr);
-  EXPECT_TRUE(contains(loader.report().attempts.back().verdict, "no version in the accepted window v8..v8"))
+  EXPECT_TRUE(
+      contains(loader.report().attempts.back().verdict, "no version in the accepted window v8..v8"))
       << loader.report().attempts.back().verdict;
 }
 
@@ -129,7 +241,8 @@ TEST(LoaderFixtures, SuffixNameResolvesThroughTheLibraryPath) {
 
 TEST(LoaderFixtures, CommaListFallsThroughToTheFirstUsableEntry) {
   std::unique_ptr<LoadedPlugin> plugin;
-  Loader loader(optionsFor("missing-one," + pluginPath("fixture-zero-devices") + ",sdk-testnet-min"));
+  Loader loader(
+      optionsFor("missing-one," + pluginPath("fixture-zero-devices") + ",sdk-testnet-min"));
   ASSERT_EQ(loader.load(&plugin), ncclSuccess);
   EXPECT_STREQ(plugin->name(), "sdk-testnet-min");
   const auto& attempts = loader.report().attempts;
@@ -223,8 +336,10 @@ TEST(LoaderEnvironment, EveryStepIsLogged) {
   Loader loader(options);
   loader.load(&plugin);
   EXPECT_EQ(ncclnet::testing::countLogged(NCCL_LOG_INFO, "dlopen(no-such-plugin)"), 1);
-  EXPECT_EQ(ncclnet::testing::countLogged(NCCL_LOG_INFO, "dlopen(libnccl-net-no-such-plugin.so)"), 1);
-  EXPECT_EQ(ncclnet::testing::countLogged(NCCL_LOG_INFO, "NCCL_NET_PLUGIN=no-such-plugin (option)"), 1);
+  EXPECT_EQ(ncclnet::testing::countLogged(NCCL_LOG_INFO, "dlopen(libnccl-net-no-such-plugin.so)"),
+            1);
+  EXPECT_EQ(ncclnet::testing::countLogged(NCCL_LOG_INFO, "NCCL_NET_PLUGIN=no-such-plugin (option)"),
+            1);
 }
 
 }  // namespace

@@ -56,8 +56,9 @@ TEST_F(ParamsTest, OutOfRangeIsAnError) {
 TEST_F(ParamsTest, ChoiceIsCaseInsensitiveAndRejectsUnknownWords) {
   std::string value;
   setenv("NCCLNET_TEST_KNOB", "af_inet6", 1);
-  ASSERT_EQ(table.readChoice("NCCLNET_TEST_KNOB", "any", {"any", "AF_INET", "AF_INET6"}, "h", &value),
-            ncclSuccess);
+  ASSERT_EQ(
+      table.readChoice("NCCLNET_TEST_KNOB", "any", {"any", "AF_INET", "AF_INET6"}, "h", &value),
+      ncclSuccess);
   EXPECT_EQ(value, "AF_INET6");
   setenv("NCCLNET_TEST_KNOB", "ipx", 1);
   EXPECT_EQ(table.readChoice("NCCLNET_TEST_KNOB", "any", {"any", "AF_INET"}, "h", &value),
@@ -72,10 +73,24 @@ TEST_F(ParamsTest, LogAllListsEveryKnobOnTheEnvSubsystem) {
   table.readString("NCCLNET_TEST_OTHER", "eth", "the second knob", &b);
   clearLog();
   table.logAll();
-  EXPECT_EQ(countLogged(NCCL_LOG_INFO, "param NCCLNET_TEST_KNOB=3 (default 3, from default): the first knob"), 1);
+  EXPECT_EQ(countLogged(NCCL_LOG_INFO,
+                        "param NCCLNET_TEST_KNOB=3 (default 3, from default): the first knob"),
+            1);
   EXPECT_EQ(countLogged(NCCL_LOG_INFO, "param NCCLNET_TEST_OTHER=eth"), 1);
   std::lock_guard<std::mutex> lock(ncclnet::testing::loggedMutex());
   for (const auto& line : ncclnet::testing::loggedLines()) EXPECT_EQ(line.flags, NCCL_ENV);
+}
+
+TEST_F(ParamsTest, EachKnobIsAnnouncedOnceWhenFirstRead) {
+  // A plugin whose init fails after reading its knobs has still listed them.
+  int64_t a = 0;
+  table.readInt("NCCLNET_TEST_KNOB", 3, "the first knob", &a);
+  EXPECT_EQ(countLogged(NCCL_LOG_INFO,
+                        "param NCCLNET_TEST_KNOB=3 (default 3, from default): the first knob"),
+            1);
+  table.readInt("NCCLNET_TEST_KNOB", 3, "the first knob", &a);
+  EXPECT_EQ(countLogged(NCCL_LOG_INFO, "param NCCLNET_TEST_KNOB="), 1)
+      << "a re-read is not announced again";
 }
 
 TEST_F(ParamsTest, RereadingKeepsOneEntry) {

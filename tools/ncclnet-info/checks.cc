@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include "ncclnet/result_name.hpp"
 
 namespace ncclnet::info {
 
@@ -36,7 +37,7 @@ class DeviceChecker {
 
   void run() {
     if (d_.status != ncclSuccess) {
-      warn("getProperties", std::string("getProperties failed with ") + resultName(d_.status) +
+      warn("getProperties", std::string("getProperties failed with ") + resultText(d_.status) +
                                 "; NCCL aborts topology detection on this error");
       return;
     }
@@ -204,7 +205,7 @@ std::vector<Warning> checkPlugin(const PluginInfo& plugin) {
   std::vector<Warning> out;
   if (plugin.finalizeResult != ncclSuccess) {
     out.push_back(Warning{
-        -1, "finalize", std::string("finalize failed with ") + resultName(plugin.finalizeResult)});
+        -1, "finalize", std::string("finalize failed with ") + resultText(plugin.finalizeResult)});
   }
   if (plugin.deviceCount > static_cast<int>(plugin.devices.size())) {
     out.push_back(Warning{-1, "devices",

@@ -2,7 +2,6 @@
 // ncclnet-info: shared explanations.
 #include "explain.hpp"
 
-
 namespace ncclnet::info {
 
 std::string windowText(int oldest, int newest) {
@@ -83,7 +82,7 @@ std::string failureExplanation(const Inspection& in) {
       text += (i ? "; " : "") + describeAttempt(r.attempts[i]);
     }
     text += ". Accepted: ncclNetPlugin_" + windowText(r.oldestVersion, r.newestVersion);
-    if (!in.options.nccl.empty()) text += " (NCCL " + in.options.nccl + ")";
+    if (!in.options.ncclRelease.empty()) text += " (NCCL " + in.options.ncclRelease + ")";
     if (!r.netName.empty()) text += " with a table named '" + r.netName + "' (NCCL_NET)";
     text += ".";
   }

@@ -9,21 +9,6 @@
 
 namespace ncclnet::info {
 
-const char* resultName(ncclResult_t res) {
-  switch (res) {
-    case ncclSuccess: return "ncclSuccess";
-    case ncclUnhandledCudaError: return "ncclUnhandledCudaError";
-    case ncclSystemError: return "ncclSystemError";
-    case ncclInternalError: return "ncclInternalError";
-    case ncclInvalidArgument: return "ncclInvalidArgument";
-    case ncclInvalidUsage: return "ncclInvalidUsage";
-    case ncclRemoteError: return "ncclRemoteError";
-    case ncclInProgress: return "ncclInProgress";
-    case ncclTimeout: return "ncclTimeout";
-    default: return "unknown ncclResult_t";
-  }
-}
-
 int propertySince(const std::string& field) {
   if (field == "netDeviceType" || field == "netDeviceVersion") return 7;
   if (field == "regIsGlobal") return 8;
@@ -110,6 +95,7 @@ Inspection inspect(const Options& options) {
   lo.oldestVersion = options.oldest;
   lo.newestVersion = options.newest;
   lo.pinnedVersion = options.pinned;
+  lo.nameRules = options.nameRules;
   lo.checkInit = true;
   // The Loader's own check initializes the plugin too. An SDK plugin driven
   // through v6..v10 stays initialized from then on, so it reports its knobs
@@ -130,6 +116,15 @@ Inspection inspect(const Options& options) {
     out.warnings = checkPlugin(p);
   }
   sortCapturedLines(takeCapturedLines(), &out);
+  // The Loader called init where it selected a plugin, counted devices, or
+  // names init as the reason it passed one over.
+  for (const host::LibraryAttempt& a : out.report.attempts) {
+    out.pluginInitialized |= a.selected || a.devices >= 0 || a.verdict.rfind("init failed", 0) == 0;
+  }
+  // Each release initializes the plugin again; those lines would only
+  // repeat the ones above.
+  out.verdicts = judgeReleases(options, captureLogger());
+  takeCapturedLines();
   return out;
 }
 

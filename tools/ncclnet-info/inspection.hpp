@@ -11,6 +11,7 @@
 #include "ncclnet/abi/net.h"
 #include "ncclnet/host/loader.hpp"
 #include "options.hpp"
+#include "verdicts.hpp"
 
 namespace ncclnet::info {
 
@@ -69,7 +70,10 @@ struct Inspection {
   std::vector<Warning> warnings;   // suspicious properties
   std::vector<LogLine> pluginLog;  // what the plugin logged (the Loader's own lines removed)
   std::vector<Param> params;
-  std::vector<std::string> envLines;  // NCCL_ENV lines that are not "param" lines
+  std::vector<std::string> envLines;     // NCCL_ENV lines that are not "param" lines
+  bool pluginInitialized = false;        // some init ran, so an SDK plugin had its chance to
+                                         // report its knobs
+  std::vector<ReleaseVerdict> verdicts;  // one per NCCL release judged
   int exitCode = kExitNothingLoadable;
 };
 
@@ -79,8 +83,5 @@ Inspection inspect(const Options& options);
 // name); fields of a newer version are filled by the view with NCCL's
 // defaults, not reported by the plugin.
 int propertySince(const std::string& field);
-
-// "ncclSuccess", "ncclInternalError", ... for messages and JSON.
-const char* resultName(ncclResult_t res);
 
 }  // namespace ncclnet::info

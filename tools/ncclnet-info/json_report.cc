@@ -4,6 +4,7 @@
 
 #include "explain.hpp"
 #include "json_writer.hpp"
+#include "ncclnet/result_name.hpp"
 
 namespace ncclnet::info {
 
@@ -19,6 +20,10 @@ void writeRequest(const Inspection& in, JsonWriter& w) {
   w.endArray();
   w.key("net").value(r.netName.empty() ? std::optional<std::string>() : r.netName);
   w.key("nccl").value(in.options.nccl.empty() ? std::optional<std::string>() : in.options.nccl);
+  w.key("ncclRelease")
+      .value(in.options.ncclRelease.empty() ? std::optional<std::string>()
+                                            : in.options.ncclRelease);
+  w.key("pluginListRule").value(r.nameRules);
   w.key("pinnedVersion");
   if (in.options.pinned)
     w.value(in.options.pinned);
@@ -187,6 +192,21 @@ void printJson(const Inspection& in, std::ostream& out) {
   for (const host::LibraryAttempt& a : in.report.attempts) writeAttempt(a, in.report, w);
   w.endArray();
   w.key("outcome").value(in.report.outcome);
+  w.key("verdicts").beginArray();
+  for (const ReleaseVerdict& v : in.verdicts) {
+    w.beginObject();
+    w.key("nccl").value(v.release).key("outcome").value(outcomeName(v.outcome));
+    w.key("version");
+    if (v.version)
+      w.value(v.version);
+    else
+      w.null();
+    w.key("table").value(v.table.empty() ? std::optional<std::string>() : v.table);
+    w.key("reason").value(v.reason.empty() ? std::optional<std::string>() : v.reason);
+    w.key("line").value(verdictLine(v));
+    w.endObject();
+  }
+  w.endArray();
   w.key("loaded").value(in.loaded);
   if (in.loaded)
     writePlugin(in.plugin, w);

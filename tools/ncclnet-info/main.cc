@@ -7,7 +7,9 @@
 
 #include "inspection.hpp"
 #include "json_report.hpp"
+#include "ncclnet/host/build_info.hpp"
 #include "options.hpp"
+#include "plugin_list.hpp"
 #include "text_report.hpp"
 
 int main(int argc, char** argv) {
@@ -22,6 +24,18 @@ int main(int argc, char** argv) {
   if (options.help) {
     std::cout << usageText();
     return kExitLoaded;
+  }
+  if (options.version) {
+    std::cout << ncclnet::host::versionLine("ncclnet-info") << '\n';
+    return kExitLoaded;
+  }
+  if (options.list) {
+    PluginListing listing = listPlugins();
+    if (options.json)
+      printListJson(listing, std::cout);
+    else
+      printListText(listing, std::cout);
+    return listExitCode(listing);
   }
   Inspection inspection = inspect(options);
   if (options.json)

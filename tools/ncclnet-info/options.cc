@@ -10,19 +10,25 @@
 namespace ncclnet::info {
 
 const char* usageText() {
-  return "usage: ncclnet-info [--plugin X] [--net NAME] [--nccl MAJOR.MINOR] [--abi N]\n"
-         "                    [--json] [--params] [--help]\n"
+  return "usage: ncclnet-info [--plugin X] [--net NAME] [--nccl RELEASE] [--abi N]\n"
+         "                    [--json] [--params] [--list] [--version] [--help]\n"
          "\n"
-         "Shows which network plugin NCCL would load, why, and what the plugin reports.\n"
+         "Shows which network plugin NCCL would load, why, and what the plugin reports,\n"
+         "with one verdict line for each of NCCL 2.23, 2.28 and 2.30.\n"
          "\n"
          "  --plugin X    use X instead of NCCL_NET_PLUGIN (same syntax: a suffix, a file\n"
          "                name or path, a comma-separated list, or 'none')\n"
          "  --net NAME    use NAME instead of NCCL_NET (matches the plugin's name field)\n"
-         "  --nccl V      emulate NCCL release V (e.g. 2.23, 2.28, 2.30): probe only the\n"
-         "                ABI versions that release accepts\n"
+         "  --nccl V      emulate NCCL release V (e.g. 2.23, 2.28.9, 2.30): the ABI versions\n"
+         "                it accepts and how it reads NCCL_NET_PLUGIN (one name before\n"
+         "                2.27.3, a comma-separated list since)\n"
          "  --abi N       accept exactly ncclNetPlugin_vN (6..12)\n"
          "  --json        print one JSON object instead of text\n"
-         "  --params      list the environment knobs the plugin reported\n"
+         "  --params      list the environment knobs the plugin declares, with their\n"
+         "                defaults and current values (also when its init fails)\n"
+         "  --list        list every libnccl-net*.so on the library search path, the\n"
+         "                tables each exports and whether it loads\n"
+         "  --version     print the tool's version and the SDK commit it was built from\n"
          "  --help        print this text\n"
          "\n"
          "exit status: 0 a plugin loaded, 1 nothing loadable, 2 usage error,\n"
@@ -73,6 +79,10 @@ bool parseOptions(const std::vector<std::string>& args, Options* out, std::strin
       o.json = true;
     else if (arg == "--params")
       o.params = true;
+    else if (arg == "--list")
+      o.list = true;
+    else if (arg == "--version")
+      o.version = true;
     else if (arg == "--help" || arg == "-h")
       o.help = true;
     else if (takeValue(args, &i, "--plugin", &o.plugin, error))
@@ -89,11 +99,19 @@ bool parseOptions(const std::vector<std::string>& args, Options* out, std::strin
   if (!error->empty()) return false;
   if (nccl) {
     o.nccl = *nccl;
-    if (!host::abiWindowForNccl(o.nccl, &o.oldest, &o.newest)) {
-      *error =
-          "--nccl expects an NCCL release MAJOR.MINOR[.PATCH], 2.19 or newer; got '" + o.nccl + "'";
+    std::optional<host::NcclRelease> release = host::findNcclRelease(o.nccl);
+    if (!release) {
+      *error = "--nccl " + o.nccl +
+               ": not an NCCL release this tool knows; give MAJOR.MINOR or MAJOR.MINOR.PATCH "
+               "of one of " +
+               host::knownNcclReleasesText();
       return false;
     }
+    host::NcclBehaviour behaviour = host::behaviourOf(*release);
+    o.ncclRelease = release->text();
+    o.oldest = behaviour.oldestVersion;
+    o.newest = behaviour.newestVersion;
+    o.nameRules = behaviour.nameRules;
   }
   if (abi) {
     if (!parseAbi(*abi, &o.pinned)) {

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "ncclnet/host/loader.hpp"
+
 namespace ncclnet::info {
 
 // Exit codes, distinct so that scripts can tell the cases apart.
@@ -20,11 +22,15 @@ struct Options {
   std::optional<std::string> plugin;  // --plugin: NCCL_NET_PLUGIN syntax; nullopt: environment
   std::optional<std::string> net;     // --net: NCCL_NET; nullopt: environment
   std::string nccl;                   // --nccl as given; "" when absent
+  std::string ncclRelease;            // the release it names, e.g. "2.23.4"; "" when absent
   int oldest = 0;                     // the ABI window probed (from --nccl, else all)
   int newest = 0;
-  int pinned = 0;  // --abi: accept exactly this version; 0: any in window
+  int pinned = 0;                   // --abi: accept exactly this version; 0: any in window
+  host::PluginNameRules nameRules;  // how NCCL_NET_PLUGIN is read (from --nccl, else newest)
   bool json = false;
   bool params = false;
+  bool list = false;
+  bool version = false;
   bool help = false;
 };
 

@@ -8,6 +8,7 @@
 #include <iomanip>
 
 #include "explain.hpp"
+#include "ncclnet/result_name.hpp"
 
 namespace ncclnet::info {
 
@@ -63,10 +64,16 @@ void printRequest(const Inspection& in, std::ostream& out) {
   if (in.options.pinned)
     window += "  (pinned by --abi)";
   else if (!in.options.nccl.empty())
-    window += "  (what NCCL " + in.options.nccl + " accepts)";
+    window += "  (what NCCL " + in.options.ncclRelease + " accepts)";
   else
     window += "  (every version this tool knows)";
   row(out, "ABI window", window);
+  row(out, "NCCL_NET_PLUGIN rule", r.nameRules);
+}
+
+void printVerdicts(const Inspection& in, std::ostream& out) {
+  out << "\nNCCL releases (what each would do with this environment)\n";
+  for (const ReleaseVerdict& v : in.verdicts) out << "  " << verdictLine(v) << '\n';
 }
 
 void printSymbols(const host::LibraryAttempt& a, std::ostream& out) {
@@ -140,11 +147,11 @@ void printPlugin(const PluginInfo& p, std::ostream& out) {
   row(out, "ABI version", "v" + std::to_string(p.version));
   row(out, "exported", versionsText(p.exported));
   for (const OptionalSlot& s : p.optional) row(out, s.name, slotText(s));
-  row(out, "init", resultName(p.initResult));
+  row(out, "init", resultText(p.initResult));
   if (p.initResult != ncclSuccess) return;
   row(out, "devices()",
-      p.devicesResult == ncclSuccess ? std::to_string(p.deviceCount) : resultName(p.devicesResult));
-  row(out, "finalize", resultName(p.finalizeResult));
+      p.devicesResult == ncclSuccess ? std::to_string(p.deviceCount) : resultText(p.devicesResult));
+  row(out, "finalize", resultText(p.finalizeResult));
 }
 
 // A property value, marked when the ABI version lacks the field.
@@ -169,7 +176,7 @@ std::string idText(int id) {
 void printDevice(const PluginInfo& p, const DeviceInfo& d, std::ostream& out) {
   out << "\nDevice " << d.index << (d.name ? "  " + *d.name : "") << '\n';
   if (d.status != ncclSuccess) {
-    row(out, "getProperties", resultName(d.status));
+    row(out, "getProperties", resultText(d.status));
     return;
   }
   const ncclNetProperties_v12_t& x = d.props;
@@ -201,6 +208,17 @@ void printDevice(const PluginInfo& p, const DeviceInfo& d, std::ostream& out) {
   prop(out, p, "planeId", idText(x.planeId));
 }
 
+// What the plugin itself logged at WARN, e.g. why its init failed.
+void printPluginWarnings(const Inspection& in, std::ostream& out) {
+  bool header = false;
+  for (const LogLine& line : in.pluginLog) {
+    if (line.level != NCCL_LOG_WARN) continue;
+    if (!header) out << "\nPlugin log warnings\n";
+    header = true;
+    out << "  WARN " << line.text << '\n';
+  }
+}
+
 void printWarnings(const Inspection& in, std::ostream& out) {
   out << "\nWarnings (" << in.warnings.size() << ")\n";
   if (in.warnings.empty()) out << "  none\n";
@@ -215,17 +233,17 @@ void printWarnings(const Inspection& in, std::ostream& out) {
     out << "  " << std::left << std::setw(10) << where << std::setw(kWarningIndent - 12) << w.field
         << message << '\n';
   }
-  bool header = false;
-  for (const LogLine& line : in.pluginLog) {
-    if (line.level != NCCL_LOG_WARN) continue;
-    if (!header) out << "\nPlugin log warnings\n";
-    header = true;
-    out << "  " << line.text << '\n';
-  }
+  printPluginWarnings(in, out);
 }
 
 void printParams(const Inspection& in, std::ostream& out) {
-  out << "\nParameters reported by '" << in.plugin.name << "' (" << in.params.size() << ")\n";
+  std::string who = in.loaded ? "'" + in.plugin.name + "'" : "the plugin's init";
+  out << "\nParameters reported by " << who << " (" << in.params.size() << ")\n";
+  if (in.params.empty() && !in.pluginInitialized) {
+    out << "  none: no plugin was initialized (see the verdicts above), so none could\n"
+           "  report its knobs\n";
+    return;
+  }
   if (in.params.empty()) {
     out << "  none were reported (plugins built with nccl-net-sdk log each knob as\n"
            "  \"param NAME=VALUE ...\" on NCCL_ENV; this one did not)\n";
@@ -246,17 +264,23 @@ void printParams(const Inspection& in, std::ostream& out) {
     out << "  " << std::left << std::setw(name + 2) << a << std::setw(value + 2) << b
         << std::setw(def + 2) << c << std::setw(9) << d << e << '\n';
   };
+  // An empty value or default would leave a gap that reads as a shifted column.
+  auto shown = [](const std::string& v) { return v.empty() ? std::string("\"\"") : v; };
   line("NAME", "VALUE", "DEFAULT", "FROM", "HELP");
-  for (const Param& p : in.params) line(p.name, p.value, p.defaultValue, p.source, p.help);
+  for (const Param& p : in.params)
+    line(p.name, shown(p.value), shown(p.defaultValue), p.source, p.help);
 }
 
 }  // namespace
 
 void printText(const Inspection& in, std::ostream& out) {
   printRequest(in, out);
+  printVerdicts(in, out);
   printAttempts(in, out);
   if (!in.loaded) {
     out << '\n' << wrap(failureExplanation(in), 100) << '\n';
+    printPluginWarnings(in, out);
+    if (in.options.params) printParams(in, out);
     return;
   }
   const PluginInfo& p = in.plugin;
@@ -266,8 +290,7 @@ void printText(const Inspection& in, std::ostream& out) {
         << wrap(
                "The plugin passed NCCL's assignment check but failed when initialized again "
                "for inspection (init " +
-                   std::string(resultName(p.initResult)) + ", devices() " +
-                   resultName(p.devicesResult) +
+                   resultText(p.initResult) + ", devices() " + resultText(p.devicesResult) +
                    "). NCCL initializes a plugin once per communicator (v11+), so this "
                    "plugin would fail on a later communicator.",
                100)

@@ -3,10 +3,14 @@
 // typed, has a default and a help text, is read once when declared, and is
 // remembered so that tools can list every knob a plugin reads.
 //
-// Listing across the C ABI: logAll() emits one INFO line per knob on the
-// NCCL_ENV subsystem, in the form
+// Listing across the C ABI: each knob is announced the first time it is
+// read, as one INFO line on the NCCL_ENV subsystem, in the form
 //   param NAME=VALUE (default DEFAULT, from env|default): HELP
-// `ncclnet-info --params` collects these lines through its logger.
+// `ncclnet-info --params` collects these lines through the logger it hands
+// init. Announcing at the read, not after a successful init, is what lets
+// it list a plugin's knobs on a host without the device: read every knob
+// before touching the hardware, and they are listed even when init fails.
+// logAll() announces every knob again.
 #pragma once
 
 #include <strings.h>
@@ -95,11 +99,7 @@ class ParamTable {
   const std::vector<ParamInfo>& all() const { return params_; }
 
   void logAll() const {
-    for (const ParamInfo& p : params_) {
-      NCCLNET_INFO(logger_, NCCL_ENV, "param %s=%s (default %s, from %s): %s", p.name.c_str(),
-                   p.value.c_str(), p.defaultValue.c_str(), p.fromEnv ? "env" : "default",
-                   p.help.c_str());
-    }
+    for (const ParamInfo& p : params_) announce(p);
   }
 
  private:
@@ -116,6 +116,13 @@ class ParamTable {
       NCCLNET_INFO(logger_, NCCL_ENV, "%s set by environment to %s", name, value.c_str());
     }
     params_.push_back(ParamInfo{name, std::move(value), std::move(def), help ? help : "", fromEnv});
+    announce(params_.back());
+  }
+
+  void announce(const ParamInfo& p) const {
+    NCCLNET_INFO(logger_, NCCL_ENV, "param %s=%s (default %s, from %s): %s", p.name.c_str(),
+                 p.value.c_str(), p.defaultValue.c_str(), p.fromEnv ? "env" : "default",
+                 p.help.c_str());
   }
 
   Logger logger_;

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "ncclnet/result_name.hpp"
+
 namespace ncclnet::host {
 
 namespace {
@@ -41,41 +43,119 @@ std::string describeVersions(int oldest, int newest) {
   return "v" + std::to_string(newest) + "..v" + std::to_string(oldest);
 }
 
-// "MAJOR.MINOR" or "MAJOR.MINOR.PATCH", digits only.
-bool parseNcclVersion(const std::string& text, int* major, int* minor) {
+// "MAJOR.MINOR" or "MAJOR.MINOR.PATCH", digits only; *patch = -1 when absent.
+bool parseNcclVersion(const std::string& text, int* major, int* minor, int* patch) {
   if (text.empty() || text.back() == '.' || text.size() > 16) return false;
   std::vector<int> parts;
   std::stringstream stream(text);
   std::string part;
   while (std::getline(stream, part, '.')) {
-    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos) return false;
+    if (part.empty() || part.size() > 4 ||
+        part.find_first_not_of("0123456789") != std::string::npos)
+      return false;
     parts.push_back(std::stoi(part));
   }
   if (parts.size() < 2 || parts.size() > 3) return false;
   *major = parts[0];
   *minor = parts[1];
+  *patch = parts.size() == 3 ? parts[2] : -1;
   return true;
+}
+
+bool isLibName(const std::string& name) {
+  return name.compare(0, 3, "lib") == 0 && endsWith(name, ".so");
 }
 
 }  // namespace
 
+std::string NcclRelease::text() const {
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
+
+const std::vector<NcclRelease>& knownNcclReleases() {
+  // git tag -l 'v2.*' in NVIDIA/nccl, from the first release with v7.
+  static const std::vector<NcclRelease> kReleases = {
+      {2, 19, 1}, {2, 19, 3}, {2, 19, 4}, {2, 20, 3}, {2, 20, 5}, {2, 21, 5}, {2, 22, 3},
+      {2, 23, 4}, {2, 24, 3}, {2, 25, 1}, {2, 26, 2}, {2, 26, 3}, {2, 26, 5}, {2, 26, 6},
+      {2, 27, 3}, {2, 27, 5}, {2, 27, 6}, {2, 27, 7}, {2, 28, 3}, {2, 28, 7}, {2, 28, 9},
+      {2, 29, 2}, {2, 29, 3}, {2, 29, 7}, {2, 30, 3}, {2, 30, 4}, {2, 30, 7},
+  };
+  return kReleases;
+}
+
+std::string knownNcclReleasesText() {
+  std::string text;
+  const std::vector<NcclRelease>& all = knownNcclReleases();
+  for (size_t i = 0; i < all.size();) {
+    size_t j = i;
+    std::string patches;
+    for (; j < all.size() && all[j].minor == all[i].minor; j++) {
+      patches += (j == i ? "" : ",") + std::to_string(all[j].patch);
+    }
+    bool several = j - i > 1;
+    text += (text.empty() ? "" : ", ") + std::to_string(all[i].major) + "." +
+            std::to_string(all[i].minor) + "." + (several ? "{" + patches + "}" : patches);
+    i = j;
+  }
+  return text;
+}
+
+std::optional<NcclRelease> findNcclRelease(const std::string& text) {
+  int major = 0, minor = 0, patch = 0;
+  if (!parseNcclVersion(text, &major, &minor, &patch)) return std::nullopt;
+  std::optional<NcclRelease> found;
+  for (const NcclRelease& r : knownNcclReleases()) {
+    if (r.major != major || r.minor != minor) continue;
+    if (patch < 0 || r.patch == patch) found = r;  // the list is sorted: the last is the newest
+  }
+  return found;
+}
+
+NcclBehaviour behaviourOf(const NcclRelease& r) {
+  NcclBehaviour b;
+  b.release = r;
+  if (r.minor <= 19)
+    b.newestVersion = 7;
+  else if (r.minor <= 23)
+    b.newestVersion = 8;
+  else if (r.minor <= 25)
+    b.newestVersion = 9;
+  else if (r.minor <= 27)
+    b.newestVersion = 10;
+  else if (r.minor <= 29)
+    b.newestVersion = 11;
+  else
+    b.newestVersion = 12;
+  auto atLeast = [&](int minor, int patch) {
+    return r.minor > minor || (r.minor == minor && r.patch >= patch);
+  };
+  PluginNameRules& n = b.nameRules;
+  n.splitsList = atLeast(27, 3);
+  n.noneDisables = atLeast(28, 3);
+  n.staticPlugin = atLeast(26, 0);
+  n.emptyIsUnset = !n.splitsList;
+  using Files = PluginNameRules::Files;
+  n.files = !atLeast(21, 0)   ? Files::SuffixedOnly
+            : !atLeast(27, 3) ? Files::AsGivenThenSuffixed
+            : !atLeast(27, 5) ? Files::LibNameElseSuffixed
+                              : Files::AsGivenThenSuffixedIfBare;
+  return b;
+}
+
 bool abiWindowForNccl(const std::string& text, int* oldest, int* newest) {
-  int major = 0, minor = 0;
-  if (!parseNcclVersion(text, &major, &minor) || major != 2) return false;
-  if (minor < 19) return false;
-  *oldest = 6;
-  if (minor <= 19) *newest = 7;
-  else if (minor <= 23) *newest = 8;
-  else if (minor <= 25) *newest = 9;
-  else if (minor <= 27) *newest = 10;
-  else if (minor <= 29) *newest = 11;
-  else *newest = 12;
+  std::optional<NcclRelease> release = findNcclRelease(text);
+  if (!release) return false;
+  NcclBehaviour b = behaviourOf(*release);
+  *oldest = b.oldestVersion;
+  *newest = b.newestVersion;
   return true;
 }
 
 LoadedPlugin::LoadedPlugin(void* library, std::string path, std::vector<int> exported,
                            std::unique_ptr<NetView> view)
-    : library_(library), path_(std::move(path)), exported_(std::move(exported)),
+    : library_(library),
+      path_(std::move(path)),
+      exported_(std::move(exported)),
       view_(std::move(view)) {}
 
 LoadedPlugin::~LoadedPlugin() {
@@ -85,9 +165,12 @@ LoadedPlugin::~LoadedPlugin() {
 
 Loader::Loader(LoaderOptions options) : options_(std::move(options)) {}
 
-std::vector<std::string> Loader::entriesFor(const std::optional<std::string>& pluginList) {
-  if (!pluginList.has_value()) return {"libnccl-net.so"};
-  if (strcasecmp(pluginList->c_str(), "none") == 0) return {};
+std::vector<std::string> Loader::entriesFor(const std::optional<std::string>& pluginList,
+                                            const PluginNameRules& rules) {
+  if (!pluginList.has_value() || (rules.emptyIsUnset && pluginList->empty()))
+    return {"libnccl-net.so"};
+  if (rules.noneDisables && strcasecmp(pluginList->c_str(), "none") == 0) return {};
+  if (!rules.splitsList) return {*pluginList};
   std::vector<std::string> entries;
   std::stringstream stream(*pluginList);
   std::string entry;
@@ -99,14 +182,21 @@ std::vector<std::string> Loader::entriesFor(const std::optional<std::string>& pl
   return entries;
 }
 
-std::vector<std::string> Loader::filesForEntry(const std::string& entry) {
-  if (namesStaticPlugin(entry)) return {""};
-  std::vector<std::string> files{entry};
-  bool isLibName = entry.compare(0, 3, "lib") == 0 && endsWith(entry, ".so");
-  if (entry.find('/') == std::string::npos && !isLibName) {
-    files.push_back("libnccl-net-" + entry + ".so");
+std::vector<std::string> Loader::filesForEntry(const std::string& entry,
+                                               const PluginNameRules& rules) {
+  if (rules.staticPlugin && namesStaticPlugin(entry)) return {""};
+  std::string suffixed = "libnccl-net-" + entry + ".so";
+  switch (rules.files) {
+    case PluginNameRules::Files::SuffixedOnly: return {suffixed};
+    case PluginNameRules::Files::AsGivenThenSuffixed: return {entry, suffixed};
+    case PluginNameRules::Files::LibNameElseSuffixed:
+      // NCCL 2.27.3 also wanted at least "libX.so" (7 characters).
+      if (entry.size() >= 7 && isLibName(entry)) return {entry};
+      return {suffixed};
+    case PluginNameRules::Files::AsGivenThenSuffixedIfBare: break;
   }
-  return files;
+  if (entry.find('/') != std::string::npos || isLibName(entry)) return {entry};
+  return {entry, suffixed};
 }
 
 ncclResult_t Loader::load(std::unique_ptr<LoadedPlugin>* out) {
@@ -128,17 +218,26 @@ ncclResult_t Loader::load(std::unique_ptr<LoadedPlugin>* out) {
   report_.netName = netName.value_or("");
   report_.oldestVersion = options_.pinnedVersion ? options_.pinnedVersion : options_.oldestVersion;
   report_.newestVersion = options_.pinnedVersion ? options_.pinnedVersion : options_.newestVersion;
-  report_.entries = entriesFor(pluginList);
+  report_.entries = entriesFor(pluginList, options_.nameRules);
+  report_.nameRules = !options_.nameRules.splitsList    ? "one name, commas included"
+                      : options_.nameRules.noneDisables ? "comma-separated list"
+                                                        : "comma-separated list, 'none' is a name";
 
   NCCLNET_INFO(options_.logger, NCCL_INIT, "NCCL_NET_PLUGIN=%s (%s), accepting %s",
                report_.pluginList.c_str(), report_.pluginListSource.c_str(),
                describeVersions(report_.oldestVersion, report_.newestVersion).c_str());
   if (report_.entries.empty()) {
-    report_.outcome = "NCCL_NET_PLUGIN=none: no external plugin is loaded";
+    report_.outcome = pluginList.value_or("").empty()
+                          ? "NCCL_NET_PLUGIN is empty: no external plugin is loaded"
+                          : "NCCL_NET_PLUGIN=" + *pluginList + ": no external plugin is loaded";
     return ncclSystemError;
   }
+  // Unset, NCCL tries libnccl-net.so alone, whatever its rules for names.
+  bool unset = !pluginList || (options_.nameRules.emptyIsUnset && pluginList->empty());
   for (const std::string& entry : report_.entries) {
-    for (const std::string& file : filesForEntry(entry)) {
+    std::vector<std::string> files =
+        unset ? std::vector<std::string>{entry} : filesForEntry(entry, options_.nameRules);
+    for (const std::string& file : files) {
       if (tryFile(entry, file, out)) {
         report_.outcome = "selected " + (*out)->path() + ": table '" + (*out)->name() +
                           "' through ncclNetPlugin_v" + std::to_string((*out)->version());
@@ -205,17 +304,20 @@ bool Loader::tryFile(const std::string& entry, const std::string& file,
     return false;
   };
   if (chosen == nullptr) {
-    return unusable(exported.empty()
-                        ? "exports no ncclNetPlugin_v6..v12 symbol (External network plugin is unsupported)"
-                        : "exports no version in the accepted window " +
-                              describeVersions(report_.oldestVersion, report_.newestVersion));
+    return unusable(
+        exported.empty()
+            ? "exports no ncclNetPlugin_v6..v12 symbol (External network plugin is unsupported)"
+            : "exports no version in the accepted window " +
+                  describeVersions(report_.oldestVersion, report_.newestVersion));
   }
   std::unique_ptr<NetView> view = makeNetView(attempt.version, chosen, options_.logger);
   const char* name = view->name();
-  if (name == nullptr) return unusable("ncclNetPlugin_v" + std::to_string(attempt.version) + " has a NULL name");
+  if (name == nullptr)
+    return unusable("ncclNetPlugin_v" + std::to_string(attempt.version) + " has a NULL name");
   attempt.tableName = name;
   if (!report_.netName.empty() && strcasecmp(report_.netName.c_str(), name) != 0) {
-    return unusable("table name '" + attempt.tableName + "' does not match NCCL_NET=" + report_.netName);
+    return unusable("table name '" + attempt.tableName +
+                    "' does not match NCCL_NET=" + report_.netName);
   }
   if (options_.checkInit && !assignable(*view, attempt)) return unusable(attempt.verdict);
   attempt.selected = true;
@@ -232,7 +334,7 @@ bool Loader::assignable(NetView& net, LibraryAttempt& attempt) {
   ncclResult_t res =
       net.init(&ctx, 0, &config, loggerFunction(options_.logger), profilerCallback());
   if (res != ncclSuccess) {
-    attempt.verdict = "init failed with error " + std::to_string(res) + " (Failed to initialize NET plugin)";
+    attempt.verdict = "init failed with " + resultText(res) + " (Failed to initialize NET plugin)";
     return false;
   }
   int ndev = 0;
@@ -240,19 +342,20 @@ bool Loader::assignable(NetView& net, LibraryAttempt& attempt) {
   attempt.devices = res == ncclSuccess ? ndev : -1;
   bool ok = true;
   if (res != ncclSuccess || ndev <= 0) {
-    attempt.verdict = res != ncclSuccess ? "devices() failed with error " + std::to_string(res)
+    attempt.verdict = res != ncclSuccess ? "devices() failed with " + resultText(res)
                                          : "devices() reported 0 devices";
     ok = false;
   } else {
     ncclNetProperties_v12_t props;
     res = net.getProperties(0, &props);
     if (res != ncclSuccess) {
-      attempt.verdict = "getProperties(0) failed with error " + std::to_string(res);
+      attempt.verdict = "getProperties(0) failed with " + resultText(res);
       ok = false;
     } else if (props.netDeviceType == NCCL_NET_DEVICE_UNPACK &&
                props.netDeviceVersion != NCCL_NET_DEVICE_UNPACK_VERSION) {
       attempt.verdict = "device 0 is UNPACK version " + std::to_string(props.netDeviceVersion) +
-                        ", NCCL accepts only version " + std::to_string(NCCL_NET_DEVICE_UNPACK_VERSION);
+                        ", NCCL accepts only version " +
+                        std::to_string(NCCL_NET_DEVICE_UNPACK_VERSION);
       ok = false;
     } else if (props.netDeviceType != NCCL_NET_DEVICE_HOST &&
                props.netDeviceType != NCCL_NET_DEVICE_UNPACK) {

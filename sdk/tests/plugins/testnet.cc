@@ -4,9 +4,9 @@
 // round-trip tests can drive every ABI version through the whole contract
 // without a network. Built twice: "sdk-testnet" provides every optional
 // member, "sdk-testnet-min" (TESTNET_MINIMAL) none of them.
+#include <fcntl.h>
 #include <cstring>
 #include <deque>
-#include <fcntl.h>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -143,6 +143,15 @@ class TestNet {
     ncclResult_t res = net->params_.readInt("NCCLNET_TESTNET_DEVICES", kPhysicalDevices,
                                             "physical devices testnet reports", &devices, 0, 64);
     if (res != ncclSuccess) return res;
+    int64_t failInit = 0;
+    res = net->params_.readInt("NCCLNET_TESTNET_FAIL_INIT", 0,
+                               "1: init fails after reading the knobs, as without a device",
+                               &failInit, 0, 1);
+    if (res != ncclSuccess) return res;
+    if (failInit) {
+      NCCLNET_WARN(args.logger, "no device to drive (NCCLNET_TESTNET_FAIL_INIT=1)");
+      return ncclSystemError;
+    }
     net->physical_ = static_cast<int>(devices);
     *out = std::move(net);
     return ncclSuccess;
@@ -150,7 +159,9 @@ class TestNet {
 
   explicit TestNet(ncclnet::Logger logger) : log_(logger), params_(logger) {}
 
-  const ncclnet::ParamTable& params() const { return params_; }
+  const ncclnet::ParamTable& params() const {
+    return params_;
+  }
 
   ncclResult_t devices(int* ndev) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -164,7 +175,8 @@ class TestNet {
       NCCLNET_WARN(log_, "getProperties: device %d does not exist", dev);
       return ncclInvalidArgument;
     }
-    while (static_cast<int>(names_.size()) <= dev) names_.push_back("testnet" + std::to_string(names_.size()));
+    while (static_cast<int>(names_.size()) <= dev)
+      names_.push_back("testnet" + std::to_string(names_.size()));
     props->name = names_[dev].data();
     props->pciPath = nullptr;
     props->guid = 0x1000 + dev;
@@ -220,7 +232,8 @@ class TestNet {
     }
     Listen* listen = findListen(h.listenId);
     if (listen == nullptr) {
-      NCCLNET_WARN(log_, "connect: listen %llu is closed", static_cast<unsigned long long>(h.listenId));
+      NCCLNET_WARN(log_, "connect: listen %llu is closed",
+                   static_cast<unsigned long long>(h.listenId));
       return ncclRemoteError;
     }
     if (h.connectCalls++ == 0) {  // not yet: NCCL calls again with the same handle
@@ -264,7 +277,8 @@ class TestNet {
 
   ncclResult_t deregMr(void* comm, void* mhandle) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!isComm(comm) || regions_.erase(mhandle) == 0) return bad("deregMr", "unknown comm or mhandle");
+    if (!isComm(comm) || regions_.erase(mhandle) == 0)
+      return bad("deregMr", "unknown comm or mhandle");
     return ncclSuccess;
   }
 
@@ -286,13 +300,14 @@ class TestNet {
     return ncclSuccess;
   }
 
-  ncclResult_t irecv(void* recvComm, int n, void** data, size_t* sizes, int* tags,
-                     void** mhandles, void**, void** request) {
+  ncclResult_t irecv(void* recvComm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
+                     void**, void** request) {
     Channel* channel = recvChannel(recvComm);
     if (channel == nullptr) return bad("irecv", "unknown recvComm");
     if (n < 1 || n > kMaxRecvs) return bad("irecv", "n outside 1..maxRecvs");
     for (int i = 0; i < n; i++) {
-      if (!covers(mhandles[i], data[i], sizes[i])) return bad("irecv", "buffer outside its memory region");
+      if (!covers(mhandles[i], data[i], sizes[i]))
+        return bad("irecv", "buffer outside its memory region");
     }
     std::lock_guard<std::mutex> lock(channel->mutex);
     Request* r = channel->recvRequests.acquire();
@@ -368,7 +383,8 @@ class TestNet {
   ncclResult_t makeVDevice(int* d, ncclNetVDeviceProps_v12_t* props) {
     std::lock_guard<std::mutex> lock(mutex_);
     for (int i = 0; i < props->ndevs; i++) {
-      if (props->devs[i] < 0 || props->devs[i] >= physical_) return bad("makeVDevice", "unknown device");
+      if (props->devs[i] < 0 || props->devs[i] >= physical_)
+        return bad("makeVDevice", "unknown device");
     }
     virtual_.push_back(*props);
     *d = physical_ + static_cast<int>(virtual_.size()) - 1;
@@ -390,7 +406,9 @@ class TestNet {
     }
     return nullptr;
   }
-  bool isComm(void* comm) { return sends_.count(comm) || recvs_.count(comm); }
+  bool isComm(void* comm) {
+    return sends_.count(comm) || recvs_.count(comm);
+  }
   bool covers(void* mhandle, void* data, size_t size) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = regions_.find(mhandle);
@@ -421,8 +439,10 @@ class TestNet {
     return nullptr;
   }
   static void releaseRequest(Channel* channel, Request* r) {
-    if (r->isSend) channel->sendRequests.release(r);
-    else channel->recvRequests.release(r);
+    if (r->isSend)
+      channel->sendRequests.release(r);
+    else
+      channel->recvRequests.release(r);
   }
 
   ncclnet::Logger log_;

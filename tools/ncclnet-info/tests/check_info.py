@@ -10,8 +10,11 @@ explained anything differently from NCCL. Exit status 0 = pass.
 """
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
+import tempfile
 
 TOOL = ""
 PLUGINS = ""
@@ -84,7 +87,8 @@ def only_v7(nccl, newest):
     expect(doc["plugin"]["name"] == "fixture-v7", "plugin.name %s" % doc["plugin"]["name"])
 
     rc, out, _ = run("--plugin", "fixture-only-v7", "--nccl", nccl, libpath=True)
-    expect_in("ncclNetPlugin_v%d..v6  (what NCCL %s accepts)" % (newest, nccl), out)
+    expect_in("ncclNetPlugin_v%d..v6  (what NCCL %s accepts)" % (newest, doc["request"]["ncclRelease"]), out)
+    expect(doc["request"]["ncclRelease"].startswith(nccl + "."), "ncclRelease %s" % doc["request"]["ncclRelease"])
     expect_in("v7: newest exported version in v%d..v6" % newest, out)
     expect_in("selected (ncclNetPlugin_v7)", out)
 
@@ -326,8 +330,10 @@ def _():
 def _():
     rc, out, _ = run("--plugin", "NONE")
     expect(rc == 1, "exit %d" % rc, out)
-    expect_in("NCCL_NET_PLUGIN=none", out)
+    expect_in("NCCL_NET_PLUGIN=NONE: no external plugin is loaded", out)
     expect("dlopen(" not in out.split("Nothing loadable")[0], "none must not dlopen anything", out)
+    # Before 2.28.3 'none' was a name like any other, tried as a library.
+    expect_in("NCCL 2.23.4  falls back to IB/Socket: no library found (dlopen NONE, libnccl-net-NONE.so)", out)
 
 
 @case("environment")
@@ -348,8 +354,12 @@ def _():
 @case("usage_errors")
 def _():
     for args, words in ((["--bogus"], "unknown argument '--bogus'"),
-                        (["--nccl", "1.5"], "--nccl expects"),
-                        (["--nccl", "abc"], "--nccl expects"),
+                        (["--nccl", "1.5"], "--nccl 1.5: not an NCCL release this tool knows"),
+                        (["--nccl", "abc"], "--nccl abc: not an NCCL release"),
+                        (["--nccl", "2.99"], "2.30.{3,4,7}"),
+                        (["--nccl", "2.31"], "--nccl 2.31: not an NCCL release"),
+                        (["--nccl", "2.27.4"], "--nccl 2.27.4: not an NCCL release"),
+                        (["--nccl", "2.18"], "one of 2.19.{1,3,4}"),
                         (["--abi", "13"], "--abi expects"),
                         (["--abi", "9", "--nccl", "2.23"], "outside what NCCL 2.23 accepts"),
                         (["--plugin"], "--plugin needs a value")):
@@ -359,6 +369,132 @@ def _():
         expect(out == "", "%s: nothing on stdout" % args, out)
     rc, out, _ = run("--help")
     expect(rc == 0 and "usage: ncclnet-info" in out, "--help", out)
+
+
+# ---- NCCL releases ----------------------------------------------------------
+
+def verdict_lines(out):
+    return [l.strip() for l in out.splitlines() if l.strip().startswith("NCCL 2.")]
+
+
+@case("version")
+def _():
+    rc, out, err = run("--version")
+    expect(rc == 0, "exit %d" % rc, out + err)
+    expect(re.fullmatch(r"ncclnet-info \d+\.\d+\.\d+ \(nccl-net-sdk, commit [0-9a-f]+(-dirty)?\)\n", out)
+           is not None or re.fullmatch(r"ncclnet-info \d+\.\d+\.\d+ \(nccl-net-sdk, commit unknown\)\n", out)
+           is not None, "--version line %r" % out)
+
+
+@case("verdicts")
+def _():
+    rc, out, _ = run("--plugin", lib("sdk-testnet"))
+    expect(rc == 0, "exit %d" % rc, out)
+    lines = verdict_lines(out)
+    expect(len(lines) == 3, "three verdicts by default: %s" % lines, out)
+    for line, release, version in zip(lines, ("2.23.", "2.28.", "2.30."), (8, 11, 12)):
+        expect(line.startswith("NCCL " + release) and
+               ("loads 'sdk-testnet' through ncclNetPlugin_v%d" % version) in line, "verdict %r" % line, out)
+    # Only v12: the older releases fall back, and say why.
+    rc, doc = run_json("--plugin", lib("fixture-bad-props"))
+    v = {x["nccl"][:4]: x for x in doc["verdicts"]}
+    expect(v["2.23"]["outcome"] == "internal" and "no version in the accepted window v8..v6" in v["2.23"]["reason"],
+           "2.23 verdict %s" % v["2.23"])
+    expect(v["2.28"]["outcome"] == "internal" and "v11..v6" in v["2.28"]["reason"], "2.28 verdict %s" % v["2.28"])
+    expect(v["2.30"]["outcome"] == "loads" and v["2.30"]["version"] == 12, "2.30 verdict %s" % v["2.30"])
+    # --nccl adds its release when it is not one of the three.
+    rc, out, _ = run("--plugin", lib("sdk-testnet"), "--nccl", "2.26")
+    lines = verdict_lines(out)
+    expect(len(lines) == 4 and lines[3].startswith("NCCL 2.26.6  loads 'sdk-testnet' through ncclNetPlugin_v10"),
+           "fourth verdict %s" % lines, out)
+    # NCCL_NET: an internal transport by name, or nothing at all.
+    rc, out, _ = run("--plugin", lib("sdk-testnet"), "--net", "Socket")
+    expect_in("NCCL 2.30.7  uses its internal Socket", out)
+    rc, out, _ = run("--plugin", lib("sdk-testnet"), "--net", "nosuchnet")
+    expect_in("NCCL 2.28.9  fails (Failed to initialize any NET plugin)", out)
+
+
+@case("nccl_single_name")
+def _():
+    value = "nosuch," + "sdk-testnet"
+    rc, doc = run_json("--plugin", value, "--nccl", "2.23", libpath=True)
+    expect(rc == 1, "NCCL 2.23 takes the whole value as one name: exit %d" % rc)
+    files = [a["file"] for a in doc["attempts"]]
+    expect(files == [value, "libnccl-net-%s.so" % value], "2.23 dlopen names %s" % files)
+    expect(doc["request"]["pluginListRule"] == "one name, commas included", "rule %s" % doc["request"])
+    expect(doc["request"]["ncclRelease"] == "2.23.4", "release %s" % doc["request"]["ncclRelease"])
+    rc, doc = run_json("--plugin", value, "--nccl", "2.28", libpath=True)
+    expect(rc == 0 and doc["plugin"]["name"] == "sdk-testnet", "NCCL 2.28 splits the list: exit %d" % rc)
+    rc, out, _ = run("--plugin", value, libpath=True)
+    lines = verdict_lines(out)
+    expect("takes NCCL_NET_PLUGIN as one name, commas included" in lines[0], "2.23 verdict %s" % lines, out)
+    expect("loads 'sdk-testnet'" in lines[1] and "loads 'sdk-testnet'" in lines[2], "2.28/2.30 %s" % lines, out)
+    # 2.27 without a patch is its newest patch, 2.27.7.
+    rc, doc = run_json("--plugin", value, "--nccl", "2.27", libpath=True)
+    expect(doc["request"]["ncclRelease"] == "2.27.7" and rc == 0, "2.27: %s, exit %d" % (doc["request"], rc))
+
+
+# ---- knobs, the plugin's warnings and result names when init fails ----------
+
+@case("params_init_fails")
+def _():
+    env = {"NCCLNET_TESTNET_FAIL_INIT": "1"}
+    rc, out, _ = run("--plugin", lib("sdk-testnet"), "--params", env=env)
+    expect(rc == 1, "exit %d, want 1 (nothing loadable)" % rc, out)
+    rows = {l.split()[0]: l.split() for l in out.splitlines() if l.strip().startswith("NCCLNET_TESTNET_")}
+    expect(rows.get("NCCLNET_TESTNET_DEVICES", [])[1:4] == ["2", "2", "default"], "DEVICES row %s" % rows, out)
+    expect(rows.get("NCCLNET_TESTNET_FAIL_INIT", [])[1:4] == ["1", "0", "env"], "FAIL_INIT row %s" % rows, out)
+    expect_in("Plugin log warnings\n  WARN NET/sdk-testnet no device to drive", out)
+    expect_in("init failed with ncclSystemError (2)", out)
+    expect("error 2" not in out and "error 5" not in out, "results by name, not number", out)
+    rc, doc = run_json("--plugin", lib("sdk-testnet"), env=env)
+    expect({p["name"] for p in doc["params"]} == {"NCCLNET_TESTNET_DEVICES", "NCCLNET_TESTNET_FAIL_INIT"},
+           "json params %s" % doc["params"])
+    # Nothing initialized at all (no table in the window): say so.
+    rc, out, _ = run("--plugin", lib("fixture-bad-props"), "--nccl", "2.23", "--params")
+    expect_in("no plugin was initialized", out)
+
+
+# ---- --list -----------------------------------------------------------------
+
+@case("list")
+def _():
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copy(lib("fixture-only-v7"), tmp)
+        with open(os.path.join(tmp, "libnccl-net-broken.so"), "w") as f:
+            f.write("not an ELF file\n")
+        with open(os.path.join(tmp, "libnccl-net-ignored.so.1"), "w") as f:
+            f.write("NCCL never dlopens this name\n")
+        env = {"LD_LIBRARY_PATH": PLUGINS + ":" + tmp}
+        rc, out, _ = run("--list", env=env)
+        expect(rc == 0, "exit %d" % rc, out)
+        expect_in("LD_LIBRARY_PATH: " + PLUGINS + "\n", out)
+        expect_in("LD_LIBRARY_PATH: " + tmp + "\n", out)
+        expect_in("ld.so.cache: /etc/ld.so.cache", out)
+        expect_in("libnccl-net-sdk-testnet.so  (NCCL_NET_PLUGIN=sdk-testnet)", out)
+        expect_in("v12..v6 'sdk-testnet'", out)
+        expect_in("2.23.4 v8, 2.28.9 v11, 2.30.7 v12", out)
+        expect("libnccl-net-ignored" not in out, "only names NCCL can produce are listed", out)
+
+        rc, doc = run_json("--list", env=env)
+        by_path = {p["path"]: p for p in doc["plugins"]}
+        testnet = by_path[os.path.join(PLUGINS, "libnccl-net-sdk-testnet.so")]
+        expect(testnet["loads"] and [t["version"] for t in testnet["tables"]] == [12, 11, 10, 9, 8, 7, 6],
+               "testnet %s" % testnet)
+        expect(testnet["origin"] == "LD_LIBRARY_PATH" and not testnet["shadowed"], "testnet origin %s" % testnet)
+        nosym = by_path[os.path.join(PLUGINS, "libnccl-net-fixture-no-symbol.so")]
+        expect(not nosym["loads"] and nosym["error"] is None and nosym["tables"] == [], "no-symbol %s" % nosym)
+        v7 = by_path[os.path.join(PLUGINS, "libnccl-net-fixture-only-v7.so")]
+        expect(v7["tables"] == [{"version": 7, "name": "fixture-v7"}], "v7 tables %s" % v7["tables"])
+        expect(set(v7["releases"].values()) == {7}, "every release takes v7: %s" % v7["releases"])
+        badprops = by_path[os.path.join(PLUGINS, "libnccl-net-fixture-bad-props.so")]
+        expect(badprops["releases"]["2.23.4"] is None and badprops["releases"]["2.30.7"] == 12,
+               "bad-props releases %s" % badprops["releases"])
+        copy = by_path[os.path.join(tmp, "libnccl-net-fixture-only-v7.so")]
+        expect(copy["shadowed"], "the second libnccl-net-fixture-only-v7.so is shadowed by the first")
+        broken = by_path[os.path.join(tmp, "libnccl-net-broken.so")]
+        expect(not broken["loads"] and broken["error"], "broken file %s" % broken)
+        expect(doc["exitCode"] == 0, "exitCode %s" % doc["exitCode"])
 
 
 def main():
