@@ -63,7 +63,7 @@ bool CommBase::peerClosed() {
   if (!oob.valid()) return false;
   auto now = std::chrono::steady_clock::now();
   if (now < nextLivenessCheck_) return false;
-  nextLivenessCheck_ = now + std::chrono::milliseconds(20);
+  nextLivenessCheck_ = now + std::chrono::milliseconds(kLivenessCheckMs);
   char byte;
   ssize_t n = ::recv(oob.get(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
   if (n > 0) return false;

@@ -129,6 +129,8 @@ class LocalBuffer {
 // Shared by both comm kinds: the transport, the first error, and logging.
 class CommBase {
  public:
+  static constexpr int kLivenessCheckMs = 20;
+
   CommBase(const IbvApi& api, const Port& port, ncclnet::Logger log, RequestIndex& index)
       : ep(api, port), log_(log), index_(index), health_(std::make_shared<Health>()) {}
   virtual ~CommBase() { index_.removeOwner(this); }
@@ -148,7 +150,8 @@ class CommBase {
     if (failed_ == ncclSuccess) failed_ = health_->failure();
     return failed_;
   }
-  // Whether the peer's end of `oob` has closed (checked every 20 ms at most).
+  // Whether the peer's end of `oob` has closed or keepalive gave up on it
+  // (checked every kLivenessCheckMs at most).
   bool peerClosed();
   // Turns a failed completion into the comm's error: WARN with the status
   // string and a hint, ncclRemoteError for what the peer reported,
@@ -197,6 +200,10 @@ class SendComm : public CommBase {
     int posted = 0;
   };
   const CtsEntry* slot(uint64_t seq) const;
+  // isend found no clear-to-send entry for head_: still NULL while the
+  // receiver lives; once its end of the handshake connection has closed (its
+  // process died: it will never post one), the comm's error.
+  ncclResult_t noClearToSend(const CtsEntry* entries);
   ncclResult_t postSlot(const CtsEntry* entries, int nreqs);
 
   bool split_ = false;            // NCCL_IB_SPLIT_DATA_ON_QPS

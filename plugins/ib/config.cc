@@ -4,6 +4,7 @@
 
 #include <sys/socket.h>
 
+#include <cinttypes>
 #include <cstdlib>
 
 namespace sdkib {
@@ -57,7 +58,14 @@ ncclResult_t Config::read(ncclnet::ParamTable& p, Config* c) {
                   0, 4096);
   if (res != ncclSuccess) return res;
   c->mtu = mtuEnumFrom(v);
-  if (c->mtu < 0) return ncclInvalidUsage;
+  if (c->mtu < 0) {
+    NCCLNET_WARN(p.logger(),
+                 "NCCL_IB_MTU=%" PRId64
+                 " is not a path MTU: give 256, 512, 1024, 2048 or 4096 bytes, the enum 1..5, or "
+                 "0 for the port's active MTU",
+                 v);
+    return ncclInvalidUsage;
+  }
   // A P_Key index beyond a port's table is known only per port: devices.cc
   // then logs it and uses index 0.
   SDKIB_INT("NCCL_IB_PKEY", 0, "P_Key index of every QP (beyond a port's table: 0, logged)",

@@ -17,23 +17,27 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "comm.hpp"
+#include "ncclnet/log.hpp"
 #include "oob.hpp"
 
 namespace sdkib {
 
-constexpr uint64_t kHandleMagic = 0x7364'6b69'6268'6e64ull;  // "sdkibhnd"
+constexpr uint64_t kHandleMagic = 0x7364'6b69'6268'6e33ull;  // "sdkibhn3"
 
-// What listen() writes into NCCL's 128-byte handle. `pending` is this
-// process's connect state once connect() has started (NCCL hands the same
-// buffer back on every retry, so the state is found again).
+// What listen() writes into NCCL's 128-byte handle. `secret` is random per
+// listen; a hello without it is a stray. `pending` is this process's connect
+// state once connect() has started (NCCL hands the same buffer back on every
+// retry, so the state is found again).
 struct Handle {
   uint64_t magic;
   union {
     sockaddr_in v4;
     sockaddr_in6 v6;
   } addr;
+  uint64_t secret;
   uint32_t stage;
   uint64_t pending;
 };
@@ -43,35 +47,39 @@ enum class Stage : uint32_t { kStart, kTcp, kSendInfo, kRecvInfo, kSendReady, kR
 
 using Clock = std::chrono::steady_clock;
 
-struct ListenComm {
-  int dev = 0;
-  int trafficClass = -1;
-  Fd listener;
-  // The one accept in progress; restart() readies the listen for the next
-  // connection once it has been accepted (or has failed).
-  Stage stage = Stage::kTcp;
+// A random 64-bit value from the kernel's generator (listen secrets).
+uint64_t randomSecret();
+
+// One accepted TCP connection on its way to a receive comm.
+struct Handshake {
+  Stage stage = Stage::kRecvInfo;
   Fd fd;
+  std::string peer;
   ConnInfo remote;
   ConnInfo local;
   size_t offset = 0;
   uint8_t ready = 0;
+  bool authenticated = false;  // its hello carried this listen's secret
   Clock::time_point deadline;
   std::unique_ptr<RecvComm> comm;
+};
 
-  void restart() {
-    stage = Stage::kTcp;
-    fd = Fd();
-    remote = ConnInfo{};
-    local = ConnInfo{};
-    offset = 0;
-    ready = 0;
-    comm.reset();
-  }
+struct ListenComm {
+  // Connections in handshake at once; beyond it the oldest one that has not
+  // proved itself is dropped, so a flood of strays cannot starve the peer.
+  static constexpr size_t kMaxHandshakes = 64;
+
+  int dev = 0;
+  int trafficClass = -1;
+  uint64_t secret = 0;
+  Fd listener;
+  std::vector<std::unique_ptr<Handshake>> handshakes;  // oldest first
 };
 
 struct ConnectState {
   Stage stage = Stage::kTcp;
   Fd fd;
+  uint64_t secret = 0;  // the handle's, expected back in the receiver's answer
   ConnInfo local;
   ConnInfo remote;
   size_t offset = 0;
@@ -82,6 +90,16 @@ struct ConnectState {
   std::unique_ptr<SendComm> comm;
 };
 
+// What an accept step needs from the plugin.
+struct AcceptContext {
+  const Config& config;
+  const IbvApi& api;
+  const Port& port;
+  const ncclnet::Logger& log;
+  RequestIndex& index;
+  ncclnet::WarnLimit& strays;  // one limit for every listen's stray lines
+};
+
 // SL and TC for a comm: the knob, else the communicator's traffic class,
 // else 0 (NCCL's order).
 int serviceLevel(const Config& config, int trafficClass);
@@ -89,7 +107,10 @@ int trafficClassFor(const Config& config, int trafficClass);
 
 // One step of each side. kFailed carries the reason in *why.
 Progress stepConnect(const Config& config, ConnectState& state, std::string* why);
-Progress stepAccept(const Config& config, ListenComm& listen, const IbvApi& api, const Port& port,
-                    const ncclnet::Logger& log, RequestIndex& index, std::string* why);
+// Takes new connections and steps every handshake; drops strays (one
+// rate-limited WARN each). kDone: *out is a connected comm. kFailed: a peer
+// that held the secret failed its handshake, the reason in *why.
+Progress stepAccept(const AcceptContext& ctx, ListenComm& listen, std::unique_ptr<RecvComm>* out,
+                    std::string* why);
 
 }  // namespace sdkib

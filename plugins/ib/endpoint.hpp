@@ -20,11 +20,15 @@ namespace sdkib {
 
 constexpr int kMaxQps = 16;
 constexpr uint64_t kConnInfoMagic = 0x7364'6b69'6263'6932ull;  // "sdkibci2"
+constexpr uint32_t kWireVersion = 3;                           // bumped whenever ConnInfo changes
 
 // What one side tells the other. `addr`/`rkey`: the sender's CTS FIFO, or
-// the receiver's array of received sizes.
+// the receiver's array of received sizes. magic, version and secret come
+// first, so a listener refuses a stray as soon as those have arrived.
 struct ConnInfo {
   uint64_t magic = kConnInfoMagic;
+  uint32_t version = kWireVersion;
+  uint64_t secret = 0;  // the listen handle's: proof the sender read the handle
   uint32_t nqps = 0;
   uint32_t qpn[kMaxQps] = {};
   ibv_gid gid{};

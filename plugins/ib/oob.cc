@@ -135,9 +135,12 @@ Progress oobConnectDone(const Fd& fd, std::string* why) {
 }
 
 Progress oobAccept(const Fd& listener, Fd* accepted, std::string* why) {
-  int fd = ::accept4(listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  int fd = -1;
+  do {  // a connection reset while queued is gone: take the next one
+    fd = ::accept4(listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  } while (fd < 0 && (errno == EINTR || errno == ECONNABORTED));
   if (fd < 0) {
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return Progress::kPending;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return Progress::kPending;
     *why = errorText("accept");
     return Progress::kFailed;
   }
@@ -181,6 +184,14 @@ Progress oobRecv(const Fd& fd, void* buffer, size_t size, size_t* offset, std::s
     return Progress::kFailed;
   }
   return Progress::kDone;
+}
+
+void oobKeepAlive(const Fd& fd) {
+  int on = 1, idle = kKeepAliveIdleS, interval = kKeepAliveIntervalS, count = kKeepAliveProbes;
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
+  ::setsockopt(fd.get(), IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+  ::setsockopt(fd.get(), IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
+  ::setsockopt(fd.get(), IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
 }
 
 std::string addressString(const sockaddr_storage& addr) {

@@ -63,6 +63,15 @@ Progress oobRecv(const Fd& fd, void* buffer, size_t size, size_t* offset, std::s
 
 std::string addressString(const sockaddr_storage& addr);
 
+// A comm keeps its handshake connection as its peer's liveness signal: a
+// process that dies closes it at once. A host that dies or drops off the
+// network closes nothing; TCP keepalive declares it gone after
+// idle + probes * interval seconds (10 + 3 * 5 = 25 s).
+constexpr int kKeepAliveIdleS = 10;
+constexpr int kKeepAliveIntervalS = 5;
+constexpr int kKeepAliveProbes = 3;
+void oobKeepAlive(const Fd& fd);
+
 }  // namespace sdkib
 
 namespace sdkib {

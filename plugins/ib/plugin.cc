@@ -25,7 +25,10 @@ class IbNet {
     auto net = std::make_unique<IbNet>(args.logger);
     ncclResult_t res = Config::read(net->params_, &net->config_);
     if (res != ncclSuccess) return res;
-    net->discover();
+    // Nothing usable: init fails (docs/abi.md), so NCCL moves on to the next
+    // network. NCCL's own IB transport succeeds with zero devices instead
+    // and lets devices() say so (docs/plugins/ib.md).
+    if (!net->discover()) return ncclSystemError;
     *out = std::move(net);
     return ncclSuccess;
   }
@@ -76,8 +79,10 @@ class IbNet {
       NCCLNET_WARN(log_, "listen: %s", why.c_str());
       return ncclSystemError;
     }
+    l->secret = randomSecret();
     Handle h{};
     h.magic = kHandleMagic;
+    h.secret = l->secret;
     std::memcpy(&h.addr, &bound,
                 bound.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in));
     std::memset(handle, 0, NCCL_NET_HANDLE_MAXSIZE);
@@ -117,6 +122,8 @@ class IbNet {
         return ncclSystemError;
       }
       st->comm->describe(config_, &st->local);
+      st->secret = h.secret;
+      st->local.secret = h.secret;
       h.stage = 1;
       h.pending = reinterpret_cast<uintptr_t>(st.get());
       std::memcpy(handle, &h, sizeof(h));
@@ -133,30 +140,31 @@ class IbNet {
     }
     NCCLNET_INFO(log_, NCCL_INIT | NCCL_NET, "connected to %s on %s, %d QP(s)",
                  finished->comm->peer.c_str(), port->name.c_str(), finished->comm->ep.nqps());
+    oobKeepAlive(finished->fd);
     finished->comm->oob = std::move(finished->fd);
     *sendComm = finished->comm.get();
     sends_.emplace(finished->comm.get(), std::move(finished->comm));
     return ncclSuccess;
   }
 
+  // Returns success with no comm until a peer that holds the handle has
+  // finished its handshake; strays are dropped along the way.
   ncclResult_t accept(void* listenComm, void** recvComm, ncclNetDeviceHandle_v12_t**) {
     *recvComm = nullptr;
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = listens_.find(listenComm);
     if (it == listens_.end()) return bad("accept", "unknown listenComm");
     ListenComm& l = *it->second;
+    AcceptContext ctx{config_, api_, ports_[l.dev], log_, requests_, strays_};
+    std::unique_ptr<RecvComm> comm;
     std::string why;
-    Progress p = stepAccept(config_, l, api_, ports_[l.dev], log_, requests_, &why);
+    Progress p = stepAccept(ctx, l, &comm, &why);
     if (p == Progress::kPending) return ncclSuccess;
-    std::unique_ptr<RecvComm> comm = std::move(l.comm);
-    if (comm != nullptr) comm->oob = std::move(l.fd);
-    // Like NCCL's own transports, a listenComm is accepted once per connect
-    // to its handle: the next accept starts over with the next connection.
-    l.restart();
     if (p == Progress::kFailed) {
       NCCLNET_WARN(log_, "accept on %s: %s", ports_[l.dev].name.c_str(), why.c_str());
       return ncclRemoteError;
     }
+    oobKeepAlive(comm->oob);
     *recvComm = comm.get();
     recvs_.emplace(comm.get(), std::move(comm));
     return ncclSuccess;
@@ -275,7 +283,8 @@ class IbNet {
   }
 
  private:
-  void discover() {
+  // False (after one WARN) when no device is usable.
+  bool discover() {
     std::string why;
     if (!api_.load(config_.verbsLib, &why)) {
       whyNone_ = why;
@@ -285,8 +294,9 @@ class IbNet {
       discoverPorts(api_, config_, log_, &ports_, &whyNone_);
     }
     if (ports_.empty()) {
-      NCCLNET_WARN(log_, "no usable device: %s", whyNone_.c_str());
-      return;
+      NCCLNET_WARN(log_, "init: no usable device, so sdk-ib is not available: %s",
+                   whyNone_.c_str());
+      return false;
     }
     for (size_t i = 0; i < ports_.size(); i++) {
       const Port& p = ports_[i];
@@ -299,6 +309,7 @@ class IbNet {
                    p.hca->relaxedOrdering ? " [RO]" : "",
                    p.pciPath.empty() ? "none" : p.pciPath.c_str(), api_.path.c_str());
     }
+    return true;
   }
 
   const Port* portAt(const char* fn, int dev) {
@@ -364,6 +375,7 @@ class IbNet {
   IbvApi api_;
   std::vector<Port> ports_;
   std::mutex mutex_;
+  ncclnet::WarnLimit strays_;  // lines about connections that are not peers
   std::unordered_map<void*, std::unique_ptr<MrHandle>> mrs_;
   std::unordered_map<void*, std::unique_ptr<ListenComm>> listens_;
   std::unordered_map<void*, std::unique_ptr<ConnectState>> connects_;

@@ -72,7 +72,7 @@ ncclResult_t SendComm::isend(void* data, size_t size, int tag, MrHandle* mh, voi
   if (status() != ncclSuccess) return failed_;
   const CtsEntry* entries = slot(head_);
   const uint64_t expected = head_ + 1;
-  if (__atomic_load_n(&entries[0].idx, __ATOMIC_ACQUIRE) != expected) return ncclSuccess;
+  if (__atomic_load_n(&entries[0].idx, __ATOMIC_ACQUIRE) != expected) return noClearToSend(entries);
   uint32_t nreqs = loadRelaxed(&entries[0].nreqs);
   if (nreqs < 1 || nreqs > kMaxRecvs) {
     NCCLNET_WARN(log_, "isend: CTS entry %" PRIu64 " from %s announces %u receives (max %d)", head_,
@@ -118,6 +118,17 @@ ncclResult_t SendComm::isend(void* data, size_t size, int tag, MrHandle* mh, voi
   pending_ = Pending{};
   head_++;
   return res;
+}
+
+ncclResult_t SendComm::noClearToSend(const CtsEntry* entries) {
+  if (!peerClosed()) return ncclSuccess;  // NULL request: NCCL calls again
+  // An entry written just before the receiver closed still counts.
+  if (__atomic_load_n(&entries[0].idx, __ATOMIC_ACQUIRE) == head_ + 1) return ncclSuccess;
+  NCCLNET_WARN(log_,
+               "isend to %s: the receiver closed its connection without posting a receive for "
+               "message %" PRIu64 " (its process died?)",
+               peer.c_str(), head_);
+  return failed_ = ncclRemoteError;
 }
 
 ncclResult_t SendComm::postSlot(const CtsEntry* fifoEntries, int nreqs) {

@@ -116,7 +116,8 @@ void ListenComm::takeNewSockets() {
                        SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED) {
-        NCCLNET_WARN(log_, "accept on %s: %s", where_.c_str(), std::strerror(errno));
+        NCCLNET_WARN_LIMITED(log_, strays_, "accept on %s: %s", where_.c_str(),
+                             std::strerror(errno));
       }
       if (errno == EINTR || errno == ECONNABORTED) continue;
       return;
@@ -131,7 +132,8 @@ void ListenComm::takeNewSockets() {
 }
 
 void ListenComm::refuse(Arrival& a, const char* why) {
-  NCCLNET_WARN(log_, "refused a connection from %s on %s: %s", a.peer.c_str(), where_.c_str(), why);
+  NCCLNET_WARN_LIMITED(log_, strays_, "refused a connection from %s on %s: %s", a.peer.c_str(),
+                       where_.c_str(), why);
   a.fd.reset();
 }
 
@@ -183,8 +185,9 @@ void ListenComm::dropStale() {
   int limit = config_.handshakeTimeoutMs;
   for (Arrival& a : arrivals_) {
     if (elapsedMs(a.since) > limit) {
-      NCCLNET_WARN(log_, "dropped a connection from %s on %s: no complete hello within %d ms",
-                   a.peer.c_str(), where_.c_str(), limit);
+      NCCLNET_WARN_LIMITED(log_, strays_,
+                           "dropped a connection from %s on %s: no complete hello within %d ms",
+                           a.peer.c_str(), where_.c_str(), limit);
       a.fd.reset();
     }
   }
@@ -193,11 +196,11 @@ void ListenComm::dropStale() {
                   arrivals_.end());
   for (auto it = groups_.begin(); it != groups_.end();) {
     if (elapsedMs(it->second.since) > limit) {
-      NCCLNET_WARN(log_,
-                   "dropped a partial connection from %s on %s: %d of %zu sockets arrived "
-                   "within %d ms",
-                   it->second.peer.c_str(), where_.c_str(), it->second.count,
-                   it->second.sockets.size(), limit);
+      NCCLNET_WARN_LIMITED(log_, strays_,
+                           "dropped a partial connection from %s on %s: %d of %zu sockets arrived "
+                           "within %d ms",
+                           it->second.peer.c_str(), where_.c_str(), it->second.count,
+                           it->second.sockets.size(), limit);
       it = groups_.erase(it);
     } else {
       ++it;

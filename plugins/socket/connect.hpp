@@ -62,6 +62,8 @@ class ListenComm {
   Logger log_;
   uint64_t cookie_;
   std::string where_;
+  // Strays are anyone's to send: their lines pass a rate limit.
+  WarnLimit strays_;
   std::vector<Arrival> arrivals_;
   std::map<uint64_t, Group> groups_;
 };

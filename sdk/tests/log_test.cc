@@ -54,3 +54,30 @@ TEST(Logger, LongMessagesAreTruncatedNotOverrun) {
   std::lock_guard<std::mutex> lock(ncclnet::testing::loggedMutex());
   EXPECT_LT(ncclnet::testing::loggedLines().back().text.size(), 1100u);
 }
+
+TEST(WarnLimit, PassesABurstPerWindowAndCountsTheRest) {
+  using namespace std::chrono;
+  ncclnet::WarnLimit limit(3, seconds(10));
+  auto t0 = ncclnet::WarnLimit::Clock::now();
+  for (int i = 0; i < 3; i++) {
+    auto ticket = limit.take(t0 + milliseconds(i));
+    EXPECT_TRUE(ticket.pass) << i;
+    EXPECT_STREQ(ticket.note, "");
+  }
+  for (int i = 0; i < 7; i++) EXPECT_FALSE(limit.take(t0 + seconds(1)).pass);
+  auto next = limit.take(t0 + seconds(11));
+  EXPECT_TRUE(next.pass);
+  EXPECT_STREQ(next.note, " (7 similar warnings suppressed)");
+  EXPECT_STREQ(limit.take(t0 + seconds(12)).note, "") << "the count is reported once";
+}
+
+TEST(WarnLimit, TheMacroLogsOnlyWhatPassesAndAppendsTheCount) {
+  clearLog();
+  ncclnet::Logger log(captureLogger, "NET/x");
+  ncclnet::WarnLimit limit(2, std::chrono::hours(1));
+  for (int i = 0; i < 110; i++) NCCLNET_WARN_LIMITED(log, limit, "stray %d refused", i);
+  NCCLNET_WARN_LIMITED(log, limit, "no arguments");
+  EXPECT_EQ(countLogged(NCCL_LOG_WARN, "NET/x stray"), 2);
+  EXPECT_EQ(countLogged(NCCL_LOG_WARN, "stray 1 refused"), 1);
+  EXPECT_EQ(countLogged(NCCL_LOG_WARN, "no arguments"), 0);
+}

@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "harness.hpp"
 #include "ncclnet/cuda_driver.hpp"
@@ -78,10 +79,21 @@ TEST(IbDevices, HcaFilterExcludesAndSelects) {
     ASSERT_EQ(deviceCount(s), 1);
     EXPECT_EQ(nameOf(s, 0), "softverbs2");
   }
-  {
-    env.set("NCCL_IB_HCA", "=softverbs");  // exact: no device is named that
+}
+
+// NCCL's own IB transport succeeds with no device and lets NCCL skip it;
+// sdk-ib's init fails instead (docs/abi.md), with one line saying why.
+TEST(IbDevices, InitFailsWhenTheHcaFilterLeavesNothing) {
+  for (const char* filter : {"nosuch", "=softverbs"}) {  // '=': exact, no device is named that
+    ScopedEnv env;
+    env.set("NCCL_IB_HCA", filter);
+    size_t mark = logMark();
     Session s(11);
-    EXPECT_EQ(deviceCount(s), 0);
+    EXPECT_FALSE(s.ok()) << filter;
+    std::vector<std::string> warnings = warningsSince(mark);
+    ASSERT_EQ(warnings.size(), 1u) << filter;
+    EXPECT_NE(warnings[0].find("no usable device"), std::string::npos) << warnings[0];
+    EXPECT_NE(warnings[0].find("softverbs0:1(NCCL_IB_HCA)"), std::string::npos) << warnings[0];
   }
 }
 
@@ -117,12 +129,15 @@ TEST(IbDevices, OrderedByPciPath) {
   ASSERT_EQ(system(("rm -rf " + root).c_str()), 0);
 }
 
-TEST(IbDevices, MissingVerbsLibraryMeansZeroDevices) {
+TEST(IbDevices, MissingVerbsLibraryFailsInitWithOneLine) {
   ScopedEnv env;
   env.set("NCCL_IBVERBS_LIB", "/nonexistent/libibverbs.so.1");
+  size_t mark = logMark();
   Session s(11);
-  ASSERT_TRUE(s.ok()) << s.error();  // it loads and initializes
-  EXPECT_EQ(deviceCount(s), 0);
+  EXPECT_FALSE(s.ok()) << "the plugin loads, but init has nothing to offer";
+  std::vector<std::string> warnings = warningsSince(mark);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("/nonexistent/libibverbs.so.1"), std::string::npos) << warnings[0];
 }
 
 TEST(IbDevices, OlderAbiSeesTheSameDevice) {

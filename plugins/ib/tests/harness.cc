@@ -209,6 +209,13 @@ Child::~Child() {
   if (fromChild_ >= 0) ::close(fromChild_);
 }
 
+void Child::killNow() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
 int Child::wait(double seconds) {
   auto deadline = after(seconds);
   while (pid_ > 0) {

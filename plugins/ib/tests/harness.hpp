@@ -101,6 +101,9 @@ class Child {
   int fromChild() const { return fromChild_; }
   // Exit status; -1 killed by a signal; -2 still running after `seconds`.
   int wait(double seconds = 30);
+  // kill -9, then reaps it: when this returns, the kernel has closed every
+  // socket the child had.
+  void killNow();
 
  private:
   pid_t pid_ = -1;

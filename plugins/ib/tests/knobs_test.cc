@@ -168,6 +168,7 @@ TEST(IbKnobs, ValuesOutsideAKnobsRangeStopInitWithOneLine) {
       {"NCCL_IB_ADAPTIVE_ROUTING", "-1"},
       {"NCCL_IB_AR_THRESHOLD", "-5"},
       {"NCCL_IB_PCI_RELAXED_ORDERING", "3"},
+      {"NCCL_IB_MTU", "1234"},  // in range, but no path MTU
   };
   for (const auto& knob : bad) {
     ScopedEnv env;

@@ -9,6 +9,7 @@
 
 #include "fd.hpp"
 #include "harness.hpp"
+#include "log_capture.hpp"
 #include "wire.hpp"
 
 namespace sockettest {
@@ -214,6 +215,37 @@ TEST(Connection, StrayAndStaleConnectionsRefused) {
   EXPECT_EQ(s.net().closeSend(staleComm), ncclSuccess);
   EXPECT_EQ(s.net().closeSend(sc), ncclSuccess);
   EXPECT_EQ(s.net().closeRecv(rc), ncclSuccess);
+  EXPECT_EQ(s.net().closeListen(lc), ncclSuccess);
+}
+
+// 110 strays that send garbage: accept never fails, and their refusals
+// pass the rate limit (5 lines per 10 s) instead of 110 lines.
+TEST(Connection, StrayRefusalsAreRateLimited) {
+  ncclnet::testing::clearLog();
+  Session s(0, ncclnet::testing::captureLogger);
+  ASSERT_TRUE(s.ok()) << s.error();
+  char handle[NCCL_NET_HANDLE_MAXSIZE];
+  void* lc = nullptr;
+  ASSERT_EQ(listenOn(s, handle, &lc), ncclSuccess);
+  socklen_t len = 0;
+  sockaddr_storage addr = addressOf(handle, &len);
+  const char garbage[64] = "GET / HTTP/1.0\r\n\r\n";
+  for (int i = 0; i < 110; i++) {
+    int stray = ::socket(addr.ss_family, SOCK_STREAM, 0);
+    ASSERT_GE(stray, 0);
+    ASSERT_EQ(::connect(stray, reinterpret_cast<sockaddr*>(&addr), len), 0);
+    ASSERT_EQ(::send(stray, garbage, sizeof(garbage), 0), static_cast<ssize_t>(sizeof(garbage)));
+    ::close(stray);
+  }
+  void* rc = nullptr;
+  auto start = Clock::now();
+  while (Clock::now() - start < std::chrono::milliseconds(300)) {
+    ASSERT_EQ(s.net().accept(lc, &rc, nullptr), ncclSuccess);
+    ASSERT_EQ(rc, nullptr);
+  }
+  int refused = ncclnet::testing::countLogged(NCCL_LOG_WARN, "refused a connection");
+  EXPECT_GE(refused, 1);
+  EXPECT_LE(refused, 5);
   EXPECT_EQ(s.net().closeListen(lc), ncclSuccess);
 }
 

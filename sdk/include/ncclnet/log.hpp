@@ -3,11 +3,15 @@
 // fallback (honouring NCCL_DEBUG) for hosts that pass no logger.
 #pragma once
 
+#include <strings.h>
+
+#include <chrono>
 #include <cstdarg>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <strings.h>
+#include <mutex>
 
 #include "ncclnet/abi/common.h"
 
@@ -78,9 +82,66 @@ class Logger {
   char prefix_[48] = {};
 };
 
+// Rate limit for warnings a peer can trigger at will (stray connections):
+// the first `burst` lines of each `window` pass, the rest are counted, and
+// the next line that passes says how many were left out. Thread-safe.
+class WarnLimit {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // What take() decided: whether to log, and the suffix to append (empty,
+  // or " (N similar warnings suppressed)").
+  struct Ticket {
+    bool pass = false;
+    char note[64] = {};
+  };
+
+  explicit WarnLimit(int burst = 5, Clock::duration window = std::chrono::seconds(10))
+      : burst_(burst), window_(window) {}
+  WarnLimit(const WarnLimit&) = delete;
+  WarnLimit& operator=(const WarnLimit&) = delete;
+
+  Ticket take(Clock::time_point now = Clock::now()) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Ticket t;
+    if (passed_ == 0 || now - windowStart_ >= window_) {
+      windowStart_ = now;
+      passed_ = 0;
+    }
+    if (passed_ >= burst_) {
+      suppressed_++;
+      return t;
+    }
+    passed_++;
+    t.pass = true;
+    if (suppressed_ > 0) {
+      std::snprintf(t.note, sizeof(t.note), " (%llu similar warnings suppressed)",
+                    static_cast<unsigned long long>(suppressed_));
+      suppressed_ = 0;
+    }
+    return t;
+  }
+
+ private:
+  std::mutex mutex_;
+  const int burst_;
+  const Clock::duration window_;
+  Clock::time_point windowStart_{};
+  int passed_ = 0;
+  uint64_t suppressed_ = 0;
+};
+
 }  // namespace ncclnet
 
 #define NCCLNET_WARN(logger, ...) (logger).log(NCCL_LOG_WARN, 0, __FILE__, __LINE__, __VA_ARGS__)
+// A WARN that passes `limit` (a WarnLimit); `fmt` must be a string literal.
+#define NCCLNET_WARN_LIMITED(logger, limit, fmt, ...)                             \
+  do {                                                                            \
+    ncclnet::WarnLimit::Ticket ncclnetTicket_ = (limit).take();                   \
+    if (ncclnetTicket_.pass)                                                      \
+      (logger).log(NCCL_LOG_WARN, 0, __FILE__, __LINE__, fmt "%s", ##__VA_ARGS__, \
+                   ncclnetTicket_.note);                                          \
+  } while (0)
 #define NCCLNET_INFO(logger, flags, ...) \
   (logger).log(NCCL_LOG_INFO, (flags), __FILE__, __LINE__, __VA_ARGS__)
 #define NCCLNET_TRACE(logger, flags, ...) \
