@@ -40,7 +40,7 @@ const char* kUsage =
     "  --warmup N            cycles before the baseline sample (default cycles/10)\n"
     "  --sample-every N      cycles between samples (default cycles/100)\n"
     "  --tolerance-rss-kib K, --tolerance-fds N, --tolerance-threads N\n"
-    "                        growth allowed past the baseline (8192, 2, 2)\n"
+    "                        growth allowed past the baseline (1024, 2, 2)\n"
     "  --samples PREFIX      write PREFIX.rank<R>.csv (cycle, rss_kib, fds, threads)\n"
     "  --rank R --rendezvous HOST:PORT\n"
     "                        run one rank (0 or 1); rank 0 listens on HOST:PORT.\n"

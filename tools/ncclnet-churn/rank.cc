@@ -276,10 +276,12 @@ void Rank::churn() {
   std::printf("rank %d: %" PRIu64
               " connect/transfer/close cycles of %zu B in %.1f s (%.2f ms each), "
               "every byte verified; after %" PRIu64 " warm-up cycles: RSS %" PRIu64 " -> %" PRIu64
-              " KiB (peak %" PRIu64 "), fds %d -> %d (peak %d), threads %d -> %d (peak %d): %s\n",
+              " KiB (peak %" PRIu64
+              ", %.1f B/cycle), fds %d -> %d (peak %d), threads %d -> %d (peak %d): %s\n",
               rank_, cycles, options_.size, elapsed, 1000 * elapsed / static_cast<double>(cycles),
-              warmup, g.baseline.rssKiB, g.last.rssKiB, g.peak.rssKiB, g.baseline.fds, g.last.fds,
-              g.peak.fds, g.baseline.threads, g.last.threads, g.peak.threads, g.verdict.c_str());
+              warmup, g.baseline.rssKiB, g.last.rssKiB, g.peak.rssKiB, g.rssBytesPerCycle,
+              g.baseline.fds, g.last.fds, g.peak.fds, g.baseline.threads, g.last.threads,
+              g.peak.threads, g.verdict.c_str());
   std::fflush(stdout);
   if (!g.flat) fail(kExitGrew, g.verdict);
 }

@@ -63,6 +63,14 @@ Growth judge(const std::vector<Sample>& samples, size_t baselineIndex, const Tol
     g.peak.fds = std::max(g.peak.fds, samples[i].fds);
     g.peak.threads = std::max(g.peak.threads, samples[i].threads);
   }
+  // The slope tells a leak (steady) from a step (a pool that grew once).
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (size_t i = baselineIndex; i < samples.size(); i++) {
+    double x = static_cast<double>(samples[i].cycle), y = 1024.0 * samples[i].rssKiB;
+    n++, sx += x, sy += y, sxx += x * x, sxy += x * y;
+  }
+  if (n >= 2 && n * sxx - sx * sx > 0)
+    g.rssBytesPerCycle = (n * sxy - sx * sy) / (n * sxx - sx * sx);
   std::string grew;
   auto add = [&grew](const std::string& what) { grew += (grew.empty() ? "" : ", ") + what; };
   if (g.peak.rssKiB > g.baseline.rssKiB + tolerance.rssKiB)
