@@ -16,6 +16,10 @@
 #   --fault-delay S     ... and S seconds after that (default 0)
 #   --heal-after S      remove it S seconds after it was applied (default: never)
 #   --timeout S         kill a rank still running after S seconds (default 600)
+#   --one-namespace PORT
+#                       both ranks in the first namespace, faults on lo and
+#                       only on TCP port PORT: for a transport that reaches
+#                       its peers only over loopback (softverbs)
 #   --logs DIR          keep each rank's output in DIR/rank<R>.log
 #
 # Exit status: 0 when both ranks exited 0; else rank 0's status, or rank
@@ -33,6 +37,10 @@ while [ $# -gt 0 ]; do
     --fault-delay) delay=$2; shift 2 ;;
     --heal-after) heal=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
+    --one-namespace)
+      NETNS_FAULT_IF=lo NETNS_FAULT_PORT=$2 NETNS_FAULT_NS=0
+      shift 2
+      ;;
     --logs) logs=$2; shift 2 ;;
     --) shift; break ;;
     *) echo "run.sh: unknown option '$1'" >&2; exit 2 ;;
@@ -78,14 +86,16 @@ launch() {  # RANK COMMAND...
     arg=${arg//\{rank\}/$rank}
     args+=("${arg//\{rendezvous\}/$rendezvous}")
   done
-  ip netns exec "${prefix}$rank" timeout -k 5 "$timeout" "${args[@]}" >"$logs/rank$rank.log" 2>&1 &
+  local ns="${prefix}$rank"
+  [ "$NETNS_FAULT_NS" = 0 ] && ns="${prefix}0"
+  ip netns exec "$ns" timeout -k 5 "$timeout" "${args[@]}" >"$logs/rank$rank.log" 2>&1 &
   pids+=($!)
   eval "pid$rank=$!"
 }
 
 if [ -n "$fault" ] && [ -z "$when" ]; then
   netns_fault "$prefix" "$fault" || exit 1
-  echo "netns: $(stamp) $fault on $NETNS_DATA_IF"
+  echo "netns: $(stamp) $fault on $NETNS_FAULT_IF $NETNS_FAULT_PORT"
 fi
 launch 1 "$@"
 launch 0 "$@"
@@ -99,7 +109,7 @@ if [ -n "$fault" ] && [ -n "$when" ]; then
   done
   if grep -Eq "$when" "$logs/rank0.log" 2>/dev/null; then
     sleep "$delay"
-    netns_fault "$prefix" "$fault" && echo "netns: $(stamp) $fault on $NETNS_DATA_IF"
+    netns_fault "$prefix" "$fault" && echo "netns: $(stamp) $fault on $NETNS_FAULT_IF $NETNS_FAULT_PORT"
     waited=1
   fi
   if [ "$waited" = 1 ] && [ -n "$heal" ]; then

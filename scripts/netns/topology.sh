@@ -12,6 +12,11 @@
 # those carry the caller's pid.
 
 NETNS_DATA_IF=nd0
+# Where netns_fault acts: the data veth, unless a run keeps both ranks in one
+# namespace and aims at one TCP port on lo (run.sh --one-namespace).
+NETNS_FAULT_IF=$NETNS_DATA_IF
+NETNS_FAULT_PORT=""
+NETNS_FAULT_NS="0 1"
 NETNS_CONTROL_IF=nc0
 NETNS_DATA_ADDR=(10.200.1.1 10.200.1.2)
 NETNS_CONTROL_ADDR=(10.200.2.1 10.200.2.2)
@@ -54,7 +59,8 @@ netns_down() {
   return 0
 }
 
-# netns_fault PREFIX SPEC: applies SPEC to nd0 in both namespaces.
+# netns_fault PREFIX SPEC: applies SPEC to $NETNS_FAULT_IF (nd0) in both
+# namespaces; with NETNS_FAULT_PORT, drops hit only that TCP port (both ways).
 #   loss:P       drop P % of the packets arriving on nd0 (nftables numgen)
 #   partition    drop every packet arriving on nd0 (silent, as a cut cable)
 #   rate:R       tbf on nd0's egress at rate R (tc syntax, e.g. 50mbit)
@@ -62,36 +68,26 @@ netns_down() {
 # Drops are on input, not output: an output drop is reported to the
 # sending socket (EPERM), which no real network does.
 netns_fault() {
-  local p=$1 spec=$2 i ns
-  for i in 0 1; do
+  local p=$1 spec=$2 i ns match="iifname \"$NETNS_FAULT_IF\""
+  local rules=("$match")
+  if [ -n "$NETNS_FAULT_PORT" ]; then
+    rules=("$match tcp dport $NETNS_FAULT_PORT" "$match tcp sport $NETNS_FAULT_PORT")
+  fi
+  for i in $NETNS_FAULT_NS; do
     ns="${p}$i"
     case $spec in
       none)
         ip netns exec "$ns" nft delete table inet ncclnet_fault 2>/dev/null
-        tc -n "$ns" qdisc del dev "$NETNS_DATA_IF" root 2>/dev/null
+        tc -n "$ns" qdisc del dev "$NETNS_FAULT_IF" root 2>/dev/null
         ;;
       loss:*)
-        ip netns exec "$ns" nft -f - <<NFT || return 1
-table inet ncclnet_fault {
-  chain in {
-    type filter hook input priority 0; policy accept;
-    iifname "$NETNS_DATA_IF" numgen random mod 100 < ${spec#loss:} drop
-  }
-}
-NFT
+        netns_drop "$ns" "numgen random mod 100 < ${spec#loss:} drop" "${rules[@]}" || return 1
         ;;
       partition)
-        ip netns exec "$ns" nft -f - <<NFT || return 1
-table inet ncclnet_fault {
-  chain in {
-    type filter hook input priority 0; policy accept;
-    iifname "$NETNS_DATA_IF" drop
-  }
-}
-NFT
+        netns_drop "$ns" "drop" "${rules[@]}" || return 1
         ;;
       rate:*)
-        tc -n "$ns" qdisc replace dev "$NETNS_DATA_IF" root tbf rate "${spec#rate:}" \
+        tc -n "$ns" qdisc replace dev "$NETNS_FAULT_IF" root tbf rate "${spec#rate:}" \
           burst 64kb latency 100ms || return 1
         ;;
       *)
@@ -101,4 +97,18 @@ NFT
     esac
   done
   return 0
+}
+
+# netns_drop NS ACTION MATCH...: one input rule "MATCH ACTION" per MATCH.
+netns_drop() {
+  local ns=$1 action=$2 m
+  shift 2
+  {
+    echo "table inet ncclnet_fault {"
+    echo "  chain in {"
+    echo "    type filter hook input priority 0; policy accept;"
+    for m in "$@"; do echo "    $m $action"; done
+    echo "  }"
+    echo "}"
+  } | ip netns exec "$ns" nft -f -
 }
