@@ -30,7 +30,6 @@ profiles=("$@")
 [ ${#profiles[@]} -gt 0 ] ||
   profiles=(clean loss2 churn-loss2 rate partition-heals partition-forever)
 churn=$build/tools/ncclnet-churn/ncclnet-churn
-placement=()
 
 case $kind in
   socket)
@@ -46,9 +45,6 @@ case $kind in
     plugin=$build/plugins/ib/libnccl-net-sdk-ib.so
     export NCCL_IBVERBS_LIB=${NCCL_IBVERBS_LIB:-$build/plugins/ib/softverbs/libsoftverbs.so}
     bound=${FAULT_BOUND_S:-60}
-    # softverbs reaches its peers only on 127.0.0.0/8: both ranks share a
-    # namespace, and the faults hit softverbs' port on lo, not the handshake.
-    placement=(--one-namespace "${SOFTVERBS_PORT:-4791}")
     ;;
   *) echo "faults.sh: unknown plugin kind '$kind'" >&2; exit 2 ;;
 esac
@@ -76,18 +72,18 @@ for profile in "${profiles[@]}"; do
   out=$logs/$profile.out
   echo "=== $kind: $profile"
   case $profile in
-    clean) "$here/run.sh" "${placement[@]}" --timeout 120 -- "${stream[@]}" --seconds 5 >"$out" 2>&1 ;;
-    loss2) "$here/run.sh" "${placement[@]}" --timeout 180 --fault loss:2 -- "${stream[@]}" --seconds "$long" >"$out" 2>&1 ;;
+    clean) "$here/run.sh" --timeout 120 -- "${stream[@]}" --seconds 5 >"$out" 2>&1 ;;
+    loss2) "$here/run.sh" --timeout 180 --fault loss:2 -- "${stream[@]}" --seconds "$long" >"$out" 2>&1 ;;
     churn-loss2)
-      "$here/run.sh" "${placement[@]}" --timeout 300 --fault loss:2 -- "$churn" --plugin "$plugin" --rank '{rank}' \
+      "$here/run.sh" --timeout 300 --fault loss:2 -- "$churn" --plugin "$plugin" --rank '{rank}' \
         --rendezvous '{rendezvous}' --cycles "$cycles" --stall "$stall" >"$out" 2>&1 ;;
     rate)
-      "$here/run.sh" "${placement[@]}" --timeout 180 --fault rate:50mbit -- "${stream[@]}" --seconds "$short" >"$out" 2>&1 ;;
+      "$here/run.sh" --timeout 180 --fault rate:50mbit -- "${stream[@]}" --seconds "$short" >"$out" 2>&1 ;;
     partition-heals)
-      "$here/run.sh" "${placement[@]}" --timeout 300 --fault partition --fault-when 'streaming' --fault-delay 3 \
+      "$here/run.sh" --timeout 300 --fault partition --fault-when 'streaming' --fault-delay 3 \
         --heal-after 10 -- "${stream[@]}" --seconds 30 >"$out" 2>&1 ;;
     partition-forever)
-      "$here/run.sh" "${placement[@]}" --timeout $((stall + 60)) --fault partition --fault-when 'streaming' \
+      "$here/run.sh" --timeout $((stall + 60)) --fault partition --fault-when 'streaming' \
         --fault-delay 3 -- "${stream[@]}" --seconds 3600 >"$out" 2>&1 ;;
     *) echo "faults.sh: unknown profile '$profile'" >&2; exit 2 ;;
   esac

@@ -9,17 +9,14 @@
 # In COMMAND and ARGS, {rank} becomes 0 or 1 and {rendezvous} rank 0's
 # control address (10.200.2.1:29500). Both ranks get the plugins' interface
 # selection for the data veth: NCCL_SOCKET_IFNAME (sdk-socket, and sdk-ib's
-# handshake), FI_TCP_IFACE and NCCLNET_OFI_DOMAINS (sdk-ofi).
+# handshake), FI_TCP_IFACE and NCCLNET_OFI_DOMAINS (sdk-ofi), and SOFTVERBS_NET
+# (sdk-ib on softverbs: device addresses routed over the data veth).
 #
 #   --fault SPEC        loss:P | partition | rate:R (topology.sh), on the data veth
 #   --fault-when REGEX  apply it once rank 0's output matches REGEX (default: at start)
 #   --fault-delay S     ... and S seconds after that (default 0)
 #   --heal-after S      remove it S seconds after it was applied (default: never)
 #   --timeout S         kill a rank still running after S seconds (default 600)
-#   --one-namespace PORT
-#                       both ranks in the first namespace, faults on lo and
-#                       only on TCP port PORT: for a transport that reaches
-#                       its peers only over loopback (softverbs)
 #   --logs DIR          keep each rank's output in DIR/rank<R>.log
 #
 # Exit status: 0 when both ranks exited 0; else rank 0's status, or rank
@@ -37,10 +34,6 @@ while [ $# -gt 0 ]; do
     --fault-delay) delay=$2; shift 2 ;;
     --heal-after) heal=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
-    --one-namespace)
-      NETNS_FAULT_IF=lo NETNS_FAULT_PORT=$2 NETNS_FAULT_NS=0
-      shift 2
-      ;;
     --logs) logs=$2; shift 2 ;;
     --) shift; break ;;
     *) echo "run.sh: unknown option '$1'" >&2; exit 2 ;;
@@ -86,16 +79,14 @@ launch() {  # RANK COMMAND...
     arg=${arg//\{rank\}/$rank}
     args+=("${arg//\{rendezvous\}/$rendezvous}")
   done
-  local ns="${prefix}$rank"
-  [ "$NETNS_FAULT_NS" = 0 ] && ns="${prefix}0"
-  ip netns exec "$ns" timeout -k 5 "$timeout" "${args[@]}" >"$logs/rank$rank.log" 2>&1 &
+  SOFTVERBS_NET=${NETNS_SOFTVERBS_NET[$rank]} ip netns exec "${prefix}$rank" timeout -k 5 "$timeout" "${args[@]}" >"$logs/rank$rank.log" 2>&1 &
   pids+=($!)
   eval "pid$rank=$!"
 }
 
 if [ -n "$fault" ] && [ -z "$when" ]; then
   netns_fault "$prefix" "$fault" || exit 1
-  echo "netns: $(stamp) $fault on $NETNS_FAULT_IF $NETNS_FAULT_PORT"
+  echo "netns: $(stamp) $fault on $NETNS_DATA_IF"
 fi
 launch 1 "$@"
 launch 0 "$@"
@@ -109,7 +100,7 @@ if [ -n "$fault" ] && [ -n "$when" ]; then
   done
   if grep -Eq "$when" "$logs/rank0.log" 2>/dev/null; then
     sleep "$delay"
-    netns_fault "$prefix" "$fault" && echo "netns: $(stamp) $fault on $NETNS_FAULT_IF $NETNS_FAULT_PORT"
+    netns_fault "$prefix" "$fault" && echo "netns: $(stamp) $fault on $NETNS_DATA_IF"
     waited=1
   fi
   if [ "$waited" = 1 ] && [ -n "$heal" ]; then

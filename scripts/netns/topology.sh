@@ -5,6 +5,11 @@
 #     nd0 10.200.1.1/24  <== data veth ==>   nd0 10.200.1.2/24   the plugin's traffic
 #     nc0 10.200.2.1/24  <== control veth ==> nc0 10.200.2.2/24  the rendezvous
 #
+# softverbs (sdk-ib's software device) gives each device an address in one
+# /8 (SOFTVERBS_NET): 11.0.0.0/8 is local to <prefix>0 and routed to it over
+# nd0 from <prefix>1, 12.0.0.0/8 the other way round; the networks exist
+# only inside these two namespaces.
+#
 # Faults (netns_fault) touch nd0 only, so a partition cuts the plugin's
 # connections while the harness's rendezvous and verdicts keep flowing. Both
 # namespaces are private: their addresses and interface names cannot collide
@@ -12,14 +17,10 @@
 # those carry the caller's pid.
 
 NETNS_DATA_IF=nd0
-# Where netns_fault acts: the data veth, unless a run keeps both ranks in one
-# namespace and aims at one TCP port on lo (run.sh --one-namespace).
-NETNS_FAULT_IF=$NETNS_DATA_IF
-NETNS_FAULT_PORT=""
-NETNS_FAULT_NS="0 1"
 NETNS_CONTROL_IF=nc0
 NETNS_DATA_ADDR=(10.200.1.1 10.200.1.2)
 NETNS_CONTROL_ADDR=(10.200.2.1 10.200.2.2)
+NETNS_SOFTVERBS_NET=(11 12)
 
 # netns_usable: 0 when this process may create namespaces; else prints why.
 netns_usable() {
@@ -49,6 +50,11 @@ netns_up() {
       ip -n "${p}$i" link set "$NETNS_DATA_IF" up &&
       ip -n "${p}$i" link set "$NETNS_CONTROL_IF" up || return 1
   done
+  for i in 0 1; do
+    ip -n "${p}$i" route add local "${NETNS_SOFTVERBS_NET[$i]}.0.0.0/8" dev lo &&
+      ip -n "${p}$i" route add "${NETNS_SOFTVERBS_NET[$((1 - i))]}.0.0.0/8" \
+        via "${NETNS_DATA_ADDR[$((1 - i))]}" dev "$NETNS_DATA_IF" || return 1
+  done
 }
 
 # netns_down PREFIX: deleting a namespace deletes its veth ends (and with
@@ -59,8 +65,7 @@ netns_down() {
   return 0
 }
 
-# netns_fault PREFIX SPEC: applies SPEC to $NETNS_FAULT_IF (nd0) in both
-# namespaces; with NETNS_FAULT_PORT, drops hit only that TCP port (both ways).
+# netns_fault PREFIX SPEC: applies SPEC to nd0 in both namespaces.
 #   loss:P       drop P % of the packets arriving on nd0 (nftables numgen)
 #   partition    drop every packet arriving on nd0 (silent, as a cut cable)
 #   rate:R       tbf on nd0's egress at rate R (tc syntax, e.g. 50mbit)
@@ -68,26 +73,22 @@ netns_down() {
 # Drops are on input, not output: an output drop is reported to the
 # sending socket (EPERM), which no real network does.
 netns_fault() {
-  local p=$1 spec=$2 i ns match="iifname \"$NETNS_FAULT_IF\""
-  local rules=("$match")
-  if [ -n "$NETNS_FAULT_PORT" ]; then
-    rules=("$match tcp dport $NETNS_FAULT_PORT" "$match tcp sport $NETNS_FAULT_PORT")
-  fi
-  for i in $NETNS_FAULT_NS; do
+  local p=$1 spec=$2 i ns
+  for i in 0 1; do
     ns="${p}$i"
     case $spec in
       none)
         ip netns exec "$ns" nft delete table inet ncclnet_fault 2>/dev/null
-        tc -n "$ns" qdisc del dev "$NETNS_FAULT_IF" root 2>/dev/null
+        tc -n "$ns" qdisc del dev "$NETNS_DATA_IF" root 2>/dev/null
         ;;
       loss:*)
-        netns_drop "$ns" "numgen random mod 100 < ${spec#loss:} drop" "${rules[@]}" || return 1
+        netns_drop "$ns" "numgen random mod 100 < ${spec#loss:} drop" || return 1
         ;;
       partition)
-        netns_drop "$ns" "drop" "${rules[@]}" || return 1
+        netns_drop "$ns" "drop" || return 1
         ;;
       rate:*)
-        tc -n "$ns" qdisc replace dev "$NETNS_FAULT_IF" root tbf rate "${spec#rate:}" \
+        tc -n "$ns" qdisc replace dev "$NETNS_DATA_IF" root tbf rate "${spec#rate:}" \
           burst 64kb latency 100ms || return 1
         ;;
       *)
@@ -99,16 +100,14 @@ netns_fault() {
   return 0
 }
 
-# netns_drop NS ACTION MATCH...: one input rule "MATCH ACTION" per MATCH.
+# netns_drop NS ACTION: an input rule that takes ACTION on what nd0 receives.
 netns_drop() {
-  local ns=$1 action=$2 m
-  shift 2
-  {
-    echo "table inet ncclnet_fault {"
-    echo "  chain in {"
-    echo "    type filter hook input priority 0; policy accept;"
-    for m in "$@"; do echo "    $m $action"; done
-    echo "  }"
-    echo "}"
-  } | ip netns exec "$ns" nft -f -
+  ip netns exec "$1" nft -f - <<NFT
+table inet ncclnet_fault {
+  chain in {
+    type filter hook input priority 0; policy accept;
+    iifname "$NETNS_DATA_IF" $2
+  }
+}
+NFT
 }
