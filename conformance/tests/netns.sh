@@ -15,6 +15,12 @@ shift 6
 root=$(cd "$(dirname "$0")/../.." && pwd)
 run=$root/scripts/netns/run.sh
 
+for tool in ip nft tc; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "netns.sh: SKIP: '$tool' is not installed (iproute2, nftables: scripts/install-deps.sh)"
+    exit 77
+  fi
+done
 rm -f "$json"
 "$run" --timeout 240 -- "$bin" --plugin "$plugin" --profile "$profile" --rank '{rank}' --size 2 \
   --rendezvous '{rendezvous}' --json "$json"

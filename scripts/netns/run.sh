@@ -79,7 +79,8 @@ launch() {  # RANK COMMAND...
     arg=${arg//\{rank\}/$rank}
     args+=("${arg//\{rendezvous\}/$rendezvous}")
   done
-  SOFTVERBS_NET=${NETNS_SOFTVERBS_NET[$rank]} ip netns exec "${prefix}$rank" timeout -k 5 "$timeout" "${args[@]}" >"$logs/rank$rank.log" 2>&1 &
+  SOFTVERBS_NET=${NETNS_SOFTVERBS_NET[$rank]} ip netns exec "${prefix}$rank" \
+    timeout -k 5 "$timeout" "${args[@]}" >"$logs/rank$rank.log" 2>&1 &
   pids+=($!)
   eval "pid$rank=$!"
 }
@@ -93,7 +94,7 @@ launch 0 "$@"
 
 # The fault schedule runs beside the ranks and ends with them.
 if [ -n "$fault" ] && [ -n "$when" ]; then
-  waited=0
+  applied=0
   until grep -Eq "$when" "$logs/rank0.log" 2>/dev/null; do
     kill -0 "$pid0" 2>/dev/null || break
     sleep 0.1
@@ -101,9 +102,9 @@ if [ -n "$fault" ] && [ -n "$when" ]; then
   if grep -Eq "$when" "$logs/rank0.log" 2>/dev/null; then
     sleep "$delay"
     netns_fault "$prefix" "$fault" && echo "netns: $(stamp) $fault on $NETNS_DATA_IF"
-    waited=1
+    applied=1
   fi
-  if [ "$waited" = 1 ] && [ -n "$heal" ]; then
+  if [ "$applied" = 1 ] && [ -n "$heal" ]; then
     # On the wall clock (a loaded machine stretches a count of short sleeps),
     # and early if rank 0 is gone.
     heal_at=$((${EPOCHREALTIME/./} + $(awk -v h="$heal" 'BEGIN { printf "%d", h * 1e6 }')))
