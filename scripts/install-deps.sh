@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages the build and tests need, if missing.
 # Optional extras (libfabric, libibverbs, yaml-cpp) are installed too so that
-# every bundled plugin and the conformance suite are built.
+# every bundled plugin and the conformance suite are built; iproute2 and
+# nftables for the runs across network namespaces (scripts/netns/).
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config binutils python3
-          libgtest-dev libyaml-cpp-dev libfabric-dev libibverbs-dev)
+          libgtest-dev libyaml-cpp-dev libfabric-dev libibverbs-dev
+          iproute2 nftables)
 
 missing=()
 for p in "${packages[@]}"; do

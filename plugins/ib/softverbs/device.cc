@@ -80,11 +80,11 @@ void fillVerbsDevices() {
   }
 }
 
-sockaddr_in addressOf(uint32_t id) {
+sockaddr_in addressOf(uint32_t address) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(listenPort()));
-  addr.sin_addr.s_addr = htonl((127u << 24) | (id & 0xffffffu));
+  addr.sin_addr.s_addr = htonl(address);
   return addr;
 }
 
@@ -97,6 +97,10 @@ void setNoDelay(int fd) {
 
 int listenPort() {
   return envInt("SOFTVERBS_PORT", 4791, 1, 65535);
+}
+
+uint32_t netOctet() {
+  return static_cast<uint32_t>(envInt("SOFTVERBS_NET", 127, 1, 223));
 }
 
 int Device::count() {
@@ -125,17 +129,19 @@ uint64_t Device::guidFor(int index) {
   return kGuidBase | idFor(index);
 }
 
-bool Device::idFromGid(const ibv_gid& gid, uint32_t* id) {
+bool Device::addressFromGid(const ibv_gid& gid, uint32_t* address) {
   const uint8_t* b = gid.raw;
   static const uint8_t kV4Prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
   static const uint8_t kLinkLocal[13] = {0xfe, 0x80, 0,    0,    0,    0,   0,
                                          0,    0x02, 0x50, 0x56, 0xff, 0xfe};
-  if (std::memcmp(b, kV4Prefix, 12) == 0 && b[12] == 127) {
-    *id = (uint32_t{b[13]} << 16) | (uint32_t{b[14]} << 8) | b[15];
+  uint32_t id = (uint32_t{b[13]} << 16) | (uint32_t{b[14]} << 8) | b[15];
+  if (std::memcmp(b, kV4Prefix, 12) == 0 && b[12] != 0) {
+    *address = (uint32_t{b[12]} << 24) | id;
     return true;
   }
+  // A link-local GID carries no network: the peer is taken to share ours.
   if (std::memcmp(b, kLinkLocal, 13) == 0) {
-    *id = (uint32_t{b[13]} << 16) | (uint32_t{b[14]} << 8) | b[15];
+    *address = (netOctet() << 24) | id;
     return true;
   }
   return false;
@@ -153,7 +159,7 @@ void Device::gid(int index, ibv_gid* out, ibv_gid_type* type) const {
     for (int i = 0; i < 8; i++) b[8 + i] = static_cast<uint8_t>(guid >> (56 - 8 * i));
   } else {
     b[10] = b[11] = 0xff;
-    b[12] = 127;
+    b[12] = static_cast<uint8_t>(address_ >> 24);
     b[13] = static_cast<uint8_t>(id_ >> 16);
     b[14] = static_cast<uint8_t>(id_ >> 8);
     b[15] = static_cast<uint8_t>(id_);
@@ -204,7 +210,8 @@ void Device::release(Device* device) {
   delete device;
 }
 
-Device::Device(int index) : index_(index), id_(idFor(index)), pkeys_(pkeyTable()) {}
+Device::Device(int index)
+    : index_(index), id_(idFor(index)), address_((netOctet() << 24) | id_), pkeys_(pkeyTable()) {}
 
 bool Device::pkey(int index, uint16_t* out) const {
   if (index < 0 || index >= pkeyCount()) return false;
@@ -231,12 +238,13 @@ bool Device::start() {
   if (listenFd_ < 0) return false;
   int one = 1;
   ::setsockopt(listenFd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  sockaddr_in addr = addressOf(id_);
+  sockaddr_in addr = addressOf(address_);
   if (::bind(listenFd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
       ::listen(listenFd_, 64) != 0) {
     int saved = errno;
-    std::fprintf(stderr, "softverbs: cannot listen on 127.%u.%u.%u:%d: %s\n", (id_ >> 16) & 0xff,
-                 (id_ >> 8) & 0xff, id_ & 0xff, listenPort(), std::strerror(saved));
+    std::fprintf(stderr, "softverbs: cannot listen on %u.%u.%u.%u:%d: %s\n", address_ >> 24,
+                 (address_ >> 16) & 0xff, (address_ >> 8) & 0xff, address_ & 0xff, listenPort(),
+                 std::strerror(saved));
     errno = saved;
     return false;
   }
@@ -408,7 +416,7 @@ bool Link::connectToPeer(int* out) {
     if (rc == 0) {
       setNoDelay(fd);
       Hello hello;
-      hello.deviceId = device_->id();
+      hello.deviceId = device_->address();
       if (sendAll(fd, &hello, sizeof(hello), stop_)) {
         *out = fd;
         return true;

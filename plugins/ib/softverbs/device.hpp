@@ -73,11 +73,17 @@ class Device {
 
   static uint32_t idFor(int index);
   static uint64_t guidFor(int index);  // host order
-  // The device id a GID of any softverbs port carries; false for others.
-  static bool idFromGid(const ibv_gid& gid, uint32_t* id);
+  // The address (network octet and device id) a GID of any softverbs port
+  // carries; false for others.
+  static bool addressFromGid(const ibv_gid& gid, uint32_t* address);
 
   int index() const { return index_; }
   uint32_t id() const { return id_; }
+  // Where the device listens and how peers name it: the IPv4 address
+  // SOFTVERBS_NET.a.b.c (127 unless set) with a.b.c = id(). Another
+  // network than 127 lets peers in other network namespaces reach it
+  // through routes (scripts/netns/run.sh).
+  uint32_t address() const { return address_; }
   void gid(int index, ibv_gid* out, ibv_gid_type* type) const;
   // The P_Key table (SOFTVERBS_PKEYS, default one entry: 0xffff).
   int pkeyCount() const { return static_cast<int>(pkeys_.size()); }
@@ -119,6 +125,7 @@ class Device {
 
   int index_;
   uint32_t id_;
+  uint32_t address_;  // SOFTVERBS_NET.a.b.c, a.b.c = id_
   std::vector<uint16_t> pkeys_;
   std::atomic<bool> portDown_{false};
   int refs_ = 0;

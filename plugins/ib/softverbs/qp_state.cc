@@ -56,7 +56,7 @@ int apply(Qp* qp, const ibv_qp_attr* attr, int mask) {
     const ibv_ah_attr& ah = attr->ah_attr;
     if (!ah.is_global || ah.grh.sgid_index >= Device::kGidTableLen ||
         (ah.port_num != 0 && ah.port_num != Device::kPort) ||
-        !Device::idFromGid(ah.grh.dgid, &remote)) {
+        !Device::addressFromGid(ah.grh.dgid, &remote)) {
       return EINVAL;
     }
   }

@@ -17,7 +17,9 @@ SendComm::~SendComm() {
   close(fd_);
 }
 RecvComm::~RecvComm() {
+#ifndef CONF_TCP_DEFECT_LEAKS_A_SOCKET
   close(fd_);
+#endif
 }
 
 void SendComm::failAll(ncclResult_t error) {
