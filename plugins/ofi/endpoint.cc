@@ -125,9 +125,9 @@ ncclResult_t Endpoint::resolve(const void* name, size_t length, Remote** out) {
     *out = it->second.get();
     return ncclSuccess;
   }
-  // An address the provider cannot use must not reach fi_av_insert: rxm
-  // in libfabric 1.17 keeps a failed insert's state, and every later insert
-  // fails too.
+  // An address the provider cannot use must not reach fi_av_insert: after
+  // one failed insert, rxm's AV in libfabric 1.17 fails every later insert
+  // with -FI_EINVAL until the endpoint closes.
   if (!plausibleAddress(name, length)) {
     NCCLNET_WARN(log_, "peer address (%zu bytes) is not a usable %s address for %s", length,
                  fi_tostr(&nic_.info->addr_format, FI_TYPE_ADDR_FORMAT), nic_.provider.c_str());
