@@ -76,17 +76,30 @@ struct Request final : CompletionSink {
 class Comm : public Retirable {
  public:
   enum class Kind { Listen, Send, Recv };
-  Comm(Kind kind, Endpoint* endpoint) : kind_(kind), endpoint_(endpoint) {}
+  // `remote`: the peer of a send or receive comm (null for a listen).
+  Comm(Kind kind, Endpoint* endpoint, Remote* remote);
+  ~Comm() override;
   Kind kind() const { return kind_; }
   Endpoint& endpoint() const { return *endpoint_; }
+  Remote* remote() const { return remote_; }
   int pending = 0;
+  // The provider refused the last isend/irecv (-FI_EAGAIN): NCCL waits on
+  // the peer although no operation is in flight.
+  bool refused = false;
   bool quiescent() const override { return pending == 0; }
   // Cancels what can be cancelled (receives); sends run to completion.
   virtual void cancelAll() = 0;
+  // The peer was declared gone since this comm was created: nothing on it
+  // can complete any more (remote.hpp).
+  bool gone() const { return remote_ != nullptr && remote_->deaths() != deathsAtStart_; }
+  // The error (and INFO line) of a call on a comm whose peer is gone.
+  ncclResult_t goneError(const char* call) const;
 
  private:
   Kind kind_;
   Endpoint* endpoint_;
+  Remote* remote_;
+  uint32_t deathsAtStart_;
 };
 
 // Sequence numbers per NCCL tag (tag.hpp explains why).
@@ -129,7 +142,7 @@ class ListenComm final : public Comm, public CompletionSink {
 
 class SendComm final : public Comm, public CompletionSink {
  public:
-  SendComm(Endpoint* endpoint, fi_addr_t peer, uint32_t connId, uint64_t listenId);
+  SendComm(Endpoint* endpoint, Remote* peer, uint32_t connId, uint64_t listenId);
   ~SendComm() override;
   // Connection: post the connect message (again after -FI_EAGAIN), then wait
   // for its completion.
@@ -159,7 +172,7 @@ class SendComm final : public Comm, public CompletionSink {
 
 class RecvComm final : public Comm {
  public:
-  RecvComm(Endpoint* endpoint, fi_addr_t peer, uint32_t connId);
+  RecvComm(Endpoint* endpoint, Remote* peer, uint32_t connId);
   ~RecvComm() override;
   ncclResult_t irecv(int n, void** data, size_t* sizes, int* tags, void** mhandles, void** request);
   ncclResult_t iflush(int n, void** data, int* sizes, void** mhandles, void** request);
@@ -183,7 +196,10 @@ class RecvComm final : public Comm {
 
 // test() for any request: drives progress and reports whether `request`
 // is done (then with its sizes and result). A done request is still owned
-// by its comm until releaseRequest.
+// by its comm until releaseRequest. On a comm whose peer is gone a request
+// is done at once, with ncclRemoteError, even while the provider still holds
+// some of its operations (a send it cannot take back): its slot then stays
+// taken until they return or the endpoint closes.
 ncclResult_t testRequest(Comm* comm, Request* request, int* done, int* sizes);
 void releaseRequest(Comm* comm, Request* request);
 

@@ -41,6 +41,26 @@ ncclResult_t Config::read(ParamTable& params, Config* out) {
                        &value, 0, 60000);
   if (res != ncclSuccess) return res;
   config.closeTimeoutMs = static_cast<int>(value);
+  res = params.readInt("NCCLNET_OFI_PROBE_INTERVAL_MS", 500,
+                       "while a request waits on a peer, how often the peer is pinged; a ping "
+                       "the provider cannot deliver (the peer's process is gone) fails the "
+                       "peer's requests at once",
+                       &value, 10, 60000);
+  if (res != ncclSuccess) return res;
+  config.probeIntervalMs = static_cast<int>(value);
+  res = params.readInt("NCCLNET_OFI_PEER_TIMEOUT_MS", 30000,
+                       "while a request waits on a peer, how long the peer may leave pings "
+                       "unanswered (a partition, a stopped host) before its requests fail with "
+                       "ncclRemoteError",
+                       &value, 100, 3600000);
+  if (res != ncclSuccess) return res;
+  config.peerTimeoutMs = static_cast<int>(value);
+  res = params.readInt("NCCLNET_OFI_STRAY_TIMEOUT_MS", 10000,
+                       "TCP connections to the endpoint's port that sent nothing for this long "
+                       "are shut down (0: never); only for tcp-based providers",
+                       &value, 0, 3600000);
+  if (res != ncclSuccess) return res;
+  config.strayTimeoutMs = static_cast<int>(value);
   *out = config;
   return ncclSuccess;
 }

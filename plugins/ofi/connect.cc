@@ -9,10 +9,30 @@
 
 namespace ncclnet::ofinet {
 
+// ---- any comm -----------------------------------------------------------------
+
+Comm::Comm(Kind kind, Endpoint* endpoint, Remote* remote)
+    : kind_(kind),
+      endpoint_(endpoint),
+      remote_(remote),
+      deathsAtStart_(remote != nullptr ? remote->deaths() : 0) {
+  if (remote_ != nullptr) remote_->attach(this);
+}
+
+Comm::~Comm() {
+  if (remote_ != nullptr) remote_->detach(this);
+}
+
+ncclResult_t Comm::goneError(const char* call) const {
+  NCCLNET_INFO(endpoint_->log(), NCCL_NET, "%s: peer %s was declared gone earlier", call,
+               remote_->name().c_str());
+  return ncclRemoteError;
+}
+
 // ---- listen -------------------------------------------------------------------
 
 ListenComm::ListenComm(Endpoint* endpoint, uint64_t listenId)
-    : Comm(Kind::Listen, endpoint), listenId_(listenId) {
+    : Comm(Kind::Listen, endpoint, nullptr), listenId_(listenId) {
   op_.sink = this;
 }
 
@@ -71,8 +91,8 @@ void ListenComm::onError(int, const fi_cq_err_entry& entry, const std::string& t
 
 // ---- send ---------------------------------------------------------------------
 
-SendComm::SendComm(Endpoint* endpoint, fi_addr_t peer, uint32_t connId, uint64_t listenId)
-    : Comm(Kind::Send, endpoint), peer_(peer), connId_(connId), listenId_(listenId) {
+SendComm::SendComm(Endpoint* endpoint, Remote* peer, uint32_t connId, uint64_t listenId)
+    : Comm(Kind::Send, endpoint, peer), peer_(peer->addr()), connId_(connId), listenId_(listenId) {
   connectOp_.sink = this;
   const std::vector<uint8_t>& address = endpoint->address();
   message_.magic = kConnectMagic;
@@ -100,6 +120,7 @@ ncclResult_t SendComm::postConnect() {
   // is simply called again.
   ssize_t rc = endpoint().send(&message_, sizeof(message_), desc, peer_,
                                endpoint().tags().connect(listenId_), &connectOp_);
+  refused = rc == -FI_EAGAIN;
   if (rc == -FI_EAGAIN) return ncclSuccess;
   if (rc != 0) {
     NCCLNET_WARN(endpoint().log(), "connect: sending the connect message failed: %s",
@@ -112,12 +133,18 @@ ncclResult_t SendComm::postConnect() {
 }
 
 bool SendComm::connectFailed(ncclResult_t* error) const {
+  if (!connectDone_ && gone()) {
+    // The listener's process went away while the connect message waited.
+    *error = ncclRemoteError;
+    return true;
+  }
   *error = connectError_;
   return connectDone_ && connectError_ != ncclSuccess;
 }
 
 void SendComm::onCompletion(int, const fi_cq_tagged_entry&) {
   pending--;
+  remote()->progressed();
   connectDone_ = true;
 }
 

@@ -15,6 +15,7 @@ void Request::onCompletion(int index, const fi_cq_tagged_entry& entry) {
   opDone[index] = true;
   finished++;
   comm->pending--;
+  comm->remote()->progressed();
 }
 
 void Request::onError(int index, const fi_cq_err_entry& entry, const std::string& text) {
@@ -24,7 +25,13 @@ void Request::onError(int index, const fi_cq_err_entry& entry, const std::string
   // shm in libfabric 1.17 reports negative codes here; the spec says positive.
   int err = entry.err < 0 ? -entry.err : entry.err;
   if (err == FI_ECANCELED && cancelled) return;  // our own cancel after an error
+  if (error == ncclSuccess) error = resultFor(err);
   const Logger& log = comm->endpoint().log();
+  if (comm->gone()) {
+    // Remote::declareGone said it once for every request of the peer.
+    NCCLNET_INFO(log, NCCL_NET, "operation to a gone peer failed: %s", text.c_str());
+    return;
+  }
   const TagLayout& layout = comm->endpoint().tags();
   ncclResult_t result = resultFor(err);
   if (err == FI_ETRUNC) {
@@ -54,6 +61,9 @@ ncclResult_t testRequest(Comm* comm, Request* request, int* done, int* sizes) {
       request->posted < request->n) {
     static_cast<RecvComm*>(comm)->postRemaining(request);
   }
+  if (!request->done() && request->error == ncclSuccess && comm->gone()) {
+    request->error = ncclRemoteError;  // Remote::declareGone logged why
+  }
   if (request->error != ncclSuccess && !request->cancelled) {
     // One buffer failed: the request fails as a whole, and the buffers still
     // posted are taken back so it can finish in bounded time.
@@ -64,7 +74,9 @@ ncclResult_t testRequest(Comm* comm, Request* request, int* done, int* sizes) {
     res = endpoint.progress();
     if (res != ncclSuccess) return res;
   }
-  *done = request->done();
+  // A request of a gone peer is done now: what the provider still holds
+  // may never come back.
+  *done = request->done() || (request->error != ncclSuccess && comm->gone());
   if (!*done) return ncclSuccess;
   if (sizes != nullptr && !request->isFlush) {
     for (int i = 0; i < request->n; i++) sizes[i] = request->sizes[i];
@@ -73,8 +85,11 @@ ncclResult_t testRequest(Comm* comm, Request* request, int* done, int* sizes) {
 }
 
 void releaseRequest(Comm* comm, Request* request) {
+  // The provider still holds some of its operations (the peer is gone): the
+  // slot stays taken, so a late completion finds the request it names.
+  bool held = request->finished < request->posted;
   if (comm->kind() == Comm::Kind::Send) {
-    static_cast<SendComm*>(comm)->requests().release(request);
+    if (!held) static_cast<SendComm*>(comm)->requests().release(request);
     return;
   }
   auto* recv = static_cast<RecvComm*>(comm);
@@ -88,7 +103,7 @@ void releaseRequest(Comm* comm, Request* request) {
       }
     }
   }
-  recv->requests().release(request);
+  if (!held) recv->requests().release(request);
 }
 
 // ---- send ---------------------------------------------------------------------
@@ -96,6 +111,7 @@ void releaseRequest(Comm* comm, Request* request) {
 ncclResult_t SendComm::isend(void* data, size_t size, int tag, void* mhandle, void** request) {
   Endpoint& ep = endpoint();
   *request = nullptr;
+  if (gone()) return goneError("isend");
   if (!ep.tags().fitsTag(tag)) {
     NCCLNET_WARN(ep.log(), "isend: NCCL tag %d does not fit the provider's %d tag bits", tag,
                  ep.tags().tagBits());
@@ -112,6 +128,7 @@ ncclResult_t SendComm::isend(void* data, size_t size, int tag, void* mhandle, vo
   r->ops[0].sink = r;
   r->ops[0].index = 0;
   ssize_t rc = ep.send(data, size, desc, peer_, wire, &r->ops[0]);
+  refused = rc == -FI_EAGAIN;
   if (rc != 0) {
     requests_.release(r);
     if (rc == -FI_EAGAIN) return ep.progress();  // provider queue full: NULL request
@@ -135,8 +152,8 @@ ncclResult_t SendComm::isend(void* data, size_t size, int tag, void* mhandle, vo
 
 // ---- receive --------------------------------------------------------------------
 
-RecvComm::RecvComm(Endpoint* endpoint, fi_addr_t peer, uint32_t connId)
-    : Comm(Kind::Recv, endpoint), peer_(peer), connId_(connId) {}
+RecvComm::RecvComm(Endpoint* endpoint, Remote* peer, uint32_t connId)
+    : Comm(Kind::Recv, endpoint, peer), peer_(peer->addr()), connId_(connId) {}
 
 RecvComm::~RecvComm() {
   endpoint().releaseControl(flushControl_);
@@ -163,6 +180,7 @@ ncclResult_t RecvComm::irecv(int n, void** data, size_t* sizes, int* tags, void*
                              void** request) {
   Endpoint& ep = endpoint();
   *request = nullptr;
+  if (gone()) return goneError("irecv");
   if (n < 1 || n > kMaxRecvs) {
     NCCLNET_WARN(ep.log(), "irecv: n=%d outside 1..%d (maxRecvs)", n, kMaxRecvs);
     return ncclInvalidArgument;
@@ -200,6 +218,7 @@ ncclResult_t RecvComm::irecv(int n, void** data, size_t* sizes, int* tags, void*
     r->ops[i].index = i;
   }
   postRemaining(r);
+  refused = r->posted == 0 && r->error == ncclSuccess;
   if (r->posted == 0) {
     ncclResult_t error = r->error;
     requests_.release(r);

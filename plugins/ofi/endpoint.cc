@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // sdk-ofi: a device's endpoint and its progress loop (see endpoint.hpp).
 #include "endpoint.hpp"
+#include "probe_inbox.hpp"
 
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <algorithm>
+#include <cstring>
 
 #include <rdma/fi_cm.h>
 #include <rdma/fi_rma.h>
@@ -28,10 +32,14 @@ Endpoint::Endpoint(const Nic& nic, const Config& config, const Logger& log)
     : nic_(nic), config_(config), log_(log), batch_(config.cqReadCount) {}
 
 Endpoint::~Endpoint() {
-  // The endpoint goes first: once it is closed no completion can arrive, so
-  // retired objects and the buffers their contexts name may be freed.
+  stopWatchdog();
+  // The endpoint goes next: once it is closed no completion can arrive, so
+  // retired objects and the buffers their contexts name may be freed (comms
+  // before the peers they name, peers before the registrations they hold).
   ep_.reset();
   retired_.clear();
+  inbox_.reset();
+  peers_.clear();
   hostCache_.reset();
   cudaCache_.reset();
   av_.reset();
@@ -101,19 +109,29 @@ ncclResult_t Endpoint::open(const Nic& nic, const Config& config, const Logger& 
         return raw->registerPages(base, len, NCCL_PTR_CUDA, nullptr, handle);
       },
       dereg);
+  ncclResult_t res = self->startWatchdog();
+  if (res != ncclSuccess) return res;
   NCCLNET_INFO(log, NCCL_INIT | NCCL_NET, "endpoint open on %s/%s (%zu-byte address, mr_mode 0x%x)",
                nic.provider.c_str(), nic.name.c_str(), length, self->mrMode_);
   *out = std::move(self);
   return ncclSuccess;
 }
 
-ncclResult_t Endpoint::resolve(const void* name, size_t length, fi_addr_t* out) {
+ncclResult_t Endpoint::resolve(const void* name, size_t length, Remote** out) {
   std::vector<uint8_t> key(static_cast<const uint8_t*>(name),
                            static_cast<const uint8_t*>(name) + length);
   auto it = peers_.find(key);
   if (it != peers_.end()) {
-    *out = it->second;
+    *out = it->second.get();
     return ncclSuccess;
+  }
+  // An address the provider cannot use must not reach fi_av_insert: after
+  // one failed insert, rxm's AV in libfabric 1.17 fails every later insert
+  // with -FI_EINVAL until the endpoint closes.
+  if (!plausibleAddress(name, length)) {
+    NCCLNET_WARN(log_, "peer address (%zu bytes) is not a usable %s address for %s", length,
+                 fi_tostr(&nic_.info->addr_format, FI_TYPE_ADDR_FORMAT), nic_.provider.c_str());
+    return ncclInvalidUsage;
   }
   fi_addr_t addr = FI_ADDR_NOTAVAIL;
   int inserted = fi_av_insert(av_.get(), name, 1, &addr, 0, nullptr);
@@ -122,9 +140,34 @@ ncclResult_t Endpoint::resolve(const void* name, size_t length, fi_addr_t* out) 
                  inserted < 0 ? fiError(inserted).c_str() : "address not inserted");
     return ncclSystemError;
   }
-  peers_.emplace(std::move(key), addr);
-  *out = addr;
+  char text[128] = "";
+  size_t textLength = sizeof(text);
+  fi_av_straddr(av_.get(), name, text, &textLength);
+  auto remote = std::make_unique<Remote>(this, addr, ++lastRemoteId_, text, key == address_);
+  *out = remote.get();
+  peers_.emplace(std::move(key), std::move(remote));
   return ncclSuccess;
+}
+
+bool Endpoint::plausibleAddress(const void* name, size_t length) const {
+  uint32_t format = nic_.info->addr_format;
+  bool in4 = format == FI_SOCKADDR_IN || format == FI_SOCKADDR;
+  bool in6 = format == FI_SOCKADDR_IN6 || format == FI_SOCKADDR;
+  if (!in4 && !in6) return length > 0;  // a format we cannot check
+  if (length < sizeof(sa_family_t)) return false;
+  sa_family_t family;
+  std::memcpy(&family, name, sizeof(family));
+  if (in4 && family == AF_INET && length == sizeof(sockaddr_in)) {
+    sockaddr_in in;
+    std::memcpy(&in, name, sizeof(in));
+    return in.sin_port != 0 && in.sin_addr.s_addr != htonl(INADDR_ANY);
+  }
+  if (in6 && family == AF_INET6 && length == sizeof(sockaddr_in6)) {
+    sockaddr_in6 in6;
+    std::memcpy(&in6, name, sizeof(in6));
+    return in6.sin6_port != 0 && !IN6_IS_ADDR_UNSPECIFIED(&in6.sin6_addr);
+  }
+  return false;
 }
 
 bool Endpoint::allocConnId(uint32_t* id) {
@@ -154,7 +197,7 @@ ssize_t Endpoint::recv(void* buf, size_t len, void* desc, fi_addr_t src, uint64_
 
 ssize_t Endpoint::readSelf(void* buf, size_t len, void* desc, const void* remote, void* mhandle,
                            OpContext* op) {
-  if (self_ == FI_ADDR_NOTAVAIL) {
+  if (self_ == nullptr) {
     if (resolve(address_.data(), address_.size(), &self_) != ncclSuccess) return -FI_EINVAL;
   }
   auto* entry = static_cast<MrCache::Entry*>(mhandle);
@@ -162,7 +205,7 @@ ssize_t Endpoint::readSelf(void* buf, size_t len, void* desc, const void* remote
   // Without FI_MR_VIRT_ADDR the target address is an offset into the region.
   uint64_t addr = reinterpret_cast<uintptr_t>(remote);
   if (!(mrMode_ & FI_MR_VIRT_ADDR)) addr -= entry->begin;
-  return fi_read(ep_.get(), buf, len, desc, self_, addr, fi_mr_key(mr), op);
+  return fi_read(ep_.get(), buf, len, desc, self_->addr(), addr, fi_mr_key(mr), op);
 }
 
 ncclResult_t Endpoint::progress() {

@@ -7,15 +7,21 @@
 // (tag.hpp) keeps their messages apart. Every call below, except open() and
 // the constructor/destructor, requires mutex() held: the provider was asked
 // for FI_THREAD_DOMAIN, so the plugin serializes its calls itself.
+//
+// A watchdog thread per endpoint takes the mutex a few times a second: it
+// drives progress when the application does not (so pings are answered),
+// pings the peers that comms wait on (remote.hpp), and shuts down idle
+// foreign TCP connections (stray.hpp).
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
-#include <type_traits>
+#include <thread>
 #include <vector>
 
 #include <rdma/fi_endpoint.h>
@@ -26,35 +32,10 @@
 #include "fid.hpp"
 #include "mr_cache.hpp"
 #include "ncclnet/log.hpp"
+#include "remote.hpp"
+#include "stray.hpp"
 
 namespace ncclnet::ofinet {
-
-// Room for an endpoint address in handles and connect messages. Wide enough
-// for every provider address we know of (sockaddr_in6: 28 bytes, efa: 32,
-// verbs;ofi_rxm with IB addressing: 48), and it keeps the handle within
-// NCCL's 128 bytes.
-constexpr size_t kMaxAddress = 96;
-
-// Whatever waits for libfabric completions: requests, listens, connects.
-class CompletionSink {
- public:
-  virtual void onCompletion(int index, const fi_cq_tagged_entry& entry) = 0;
-  // `text` is fi_strerror plus the provider's own explanation.
-  virtual void onError(int index, const fi_cq_err_entry& entry, const std::string& text) = 0;
-
- protected:
-  ~CompletionSink() = default;
-};
-
-// The context of one libfabric operation. The provider hands back the
-// pointer it was given, which is the address of fiContext and so of the
-// whole struct (standard layout, fiContext first).
-struct OpContext {
-  fi_context2 fiContext;
-  CompletionSink* sink;
-  int index;
-};
-static_assert(std::is_standard_layout_v<OpContext>, "op_context must map back to OpContext");
 
 // An object closed by NCCL while libfabric still held some of its contexts:
 // the endpoint keeps it until they have all come back (or the endpoint is
@@ -80,9 +61,11 @@ class Endpoint {
   const Config& config() const { return config_; }
   const std::vector<uint8_t>& address() const { return address_; }
 
-  // ---- addressing and ids -------------------------------------------------
-  // The fi_addr_t of a peer's endpoint name (inserted once, then cached).
-  ncclResult_t resolve(const void* name, size_t length, fi_addr_t* out);
+  // ---- peers and ids ---------------------------------------------------------
+  // The peer with this endpoint name (inserted into the AV once, then
+  // cached). A name that is not a valid address of this provider's format
+  // fails here, before libfabric sees it.
+  ncclResult_t resolve(const void* name, size_t length, Remote** out);
   bool allocConnId(uint32_t* id);
   void freeConnId(uint32_t id) { connIds_.erase(id); }
   // Never reused while the endpoint lives: a late connect message for a
@@ -131,6 +114,17 @@ class Endpoint {
   int registerPages(void* base, size_t length, int type, const DmaBufRegion* dmabuf, void** handle);
   MrCache& cacheFor(int type) { return type == NCCL_PTR_CUDA ? *cudaCache_ : *hostCache_; }
 
+  // Pings and their answers (remote.hpp): receives kept posted for them.
+  class ProbeInbox;
+  // The watchdog thread: started once the endpoint works, stopped first.
+  ncclResult_t startWatchdog();
+  void stopWatchdog();
+  void watchdog();
+  void onProbe(const ProbeMessage& message, size_t length);
+  // Whether `name` has the size and family the provider's address format
+  // demands (sockaddr formats only; others are left to fi_av_insert).
+  bool plausibleAddress(const void* name, size_t length) const;
+
   std::mutex mutex_;
   const Nic& nic_;
   Config config_;
@@ -144,7 +138,13 @@ class Endpoint {
   AvPtr av_;
   EpPtr ep_;
   std::vector<uint8_t> address_;
-  std::map<std::vector<uint8_t>, fi_addr_t> peers_;
+  std::map<std::vector<uint8_t>, std::unique_ptr<Remote>> peers_;
+  uint64_t lastRemoteId_ = 0;
+  std::unique_ptr<ProbeInbox> inbox_;
+  std::unique_ptr<StraySweeper> strays_;
+  std::thread watchdog_;
+  std::condition_variable wake_;  // with mutex_: stop the watchdog
+  bool stopping_ = false;
   std::set<uint32_t> connIds_;
   uint32_t lastConnId_ = 0;
   uint64_t lastListenId_ = 0;
@@ -152,7 +152,7 @@ class Endpoint {
   std::unique_ptr<MrCache> cudaCache_;
   std::vector<std::unique_ptr<Retirable>> retired_;
   std::vector<fi_cq_tagged_entry> batch_;
-  fi_addr_t self_ = FI_ADDR_NOTAVAIL;
+  Remote* self_ = nullptr;
 };
 
 }  // namespace ncclnet::ofinet

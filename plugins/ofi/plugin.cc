@@ -59,8 +59,11 @@ class OfiNet {
   }
 
   ~OfiNet() {
-    // Comms NCCL never closed go before the endpoints they use.
+    // Comms NCCL never closed go before the endpoints they use, each under
+    // its endpoint's mutex (the watchdog looks at them).
     std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& entry : connecting_) destroy(std::move(entry.second));
+    for (auto& entry : comms_) destroy(std::move(entry.second));
     connecting_.clear();
     comms_.clear();
   }
@@ -171,7 +174,7 @@ class OfiNet {
       std::unique_ptr<SendComm> fresh;
       {
         std::lock_guard<std::mutex> lock(ep->mutex());
-        fi_addr_t peer;
+        Remote* peer = nullptr;
         res = ep->resolve(h.address, h.addressLength, &peer);
         if (res != ncclSuccess) return res;
         uint32_t connId = 0;
@@ -225,7 +228,7 @@ class OfiNet {
     auto* listen = static_cast<ListenComm*>(find(listenComm, Comm::Kind::Listen));
     if (listen == nullptr) return bad("accept", "not a live listenComm");
     Endpoint& ep = listen->endpoint();
-    std::unique_ptr<RecvComm> comm;
+    RecvComm* comm = nullptr;
     {
       std::lock_guard<std::mutex> lock(ep.mutex());
       ncclResult_t res = listen->post();
@@ -242,18 +245,19 @@ class OfiNet {
         listen->consume();
         return listen->post();
       }
-      fi_addr_t peer;
+      Remote* peer = nullptr;
       res = ep.resolve(message->address, message->addressLength, &peer);
-      if (res != ncclSuccess) return res;
-      comm = std::make_unique<RecvComm>(&ep, peer, message->connId);
+      uint32_t connId = message->connId;
       listen->consume();
-      // Listen again: several connects may target the same handle.
-      res = listen->post();
-      if (res != ncclSuccess) return res;
+      // Several connects may target one handle; the receive for the next
+      // one is posted by the next accept. Posted now, it would only be left
+      // for closeListen to cancel in the usual one-accept-per-listen case.
+      if (res != ncclSuccess) return res;  // that connector cannot be answered
+      comm = new RecvComm(&ep, peer, connId);
     }
-    *recvComm = comm.get();
+    *recvComm = comm;
     std::lock_guard<std::mutex> lock(mutex_);
-    comms_.emplace(comm.get(), std::move(comm));
+    comms_.emplace(comm, std::unique_ptr<Comm>(comm));
     return ncclSuccess;
   }
 
@@ -402,6 +406,17 @@ class OfiNet {
     return ncclSuccess;
   }
 
+  // Frees a comm the way close() does when it is quiescent, else leaves it
+  // to its endpoint.
+  template <class C>
+  static void destroy(std::unique_ptr<C> comm) {
+    if (!comm) return;
+    Endpoint& ep = comm->endpoint();
+    std::lock_guard<std::mutex> lock(ep.mutex());
+    comm->cancelAll();
+    ep.retire(std::move(comm));
+  }
+
   Comm* find(void* comm, Comm::Kind kind) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = comms_.find(comm);
@@ -442,9 +457,15 @@ class OfiNet {
     Endpoint& ep = comm->endpoint();
     // Operations still in flight (an abort): take back what can be taken
     // back, give the rest a bounded time, then leave the object to the
-    // endpoint, which frees it when its last completion arrives.
-    auto deadline =
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(config_.closeTimeoutMs);
+    // endpoint, which frees it when its last completion arrives. Nothing
+    // more is worth waiting for once the peer is gone.
+    bool gone = false;
+    {
+      std::lock_guard<std::mutex> lock(ep.mutex());
+      gone = comm->gone();
+    }
+    auto deadline = std::chrono::steady_clock::now() +
+                    std::chrono::milliseconds(gone ? 0 : config_.closeTimeoutMs);
     bool cancelled = false;
     while (true) {
       {

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+// sdk-ofi: the endpoint's watchdog thread, and the receives that take the
+// peers' pings and answers (see remote.hpp and stray.hpp).
+#include <algorithm>
+#include <cstddef>
+
+#include "endpoint.hpp"
+#include "probe_inbox.hpp"
+
+namespace ncclnet::ofinet {
+
+ncclResult_t Endpoint::startWatchdog() {
+  inbox_ = std::make_unique<ProbeInbox>(this);
+  ncclResult_t res = inbox_->post();
+  if (res != ncclSuccess) return res;
+  if (nic_.provider.find("tcp") != std::string::npos) {
+    strays_ = StraySweeper::forAddress(address_, config_.strayTimeoutMs, log_);
+  }
+  watchdog_ = std::thread([this] { watchdog(); });
+  return ncclSuccess;
+}
+
+void Endpoint::stopWatchdog() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (watchdog_.joinable()) watchdog_.join();
+}
+
+void Endpoint::watchdog() {
+  // Often enough that a ping goes out close to its interval.
+  auto tick = std::chrono::milliseconds(std::clamp(config_.probeIntervalMs / 5, 5, 100));
+  auto nextSweep = Clock::now();
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!wake_.wait_for(lock, tick, [this] { return stopping_; })) {
+    // Progress even when the application calls nothing: pings of our
+    // peers are answered, and the provider's connections are serviced.
+    progress();
+    inbox_->post();
+    Clock::time_point now = Clock::now();
+    for (auto& entry : peers_) entry.second->watch(now);
+    if (strays_ && now >= nextSweep) {
+      nextSweep = now + std::chrono::seconds(1);
+      lock.unlock();  // the sweep reads /proc only: no provider call
+      strays_->sweep();
+      lock.lock();
+    }
+  }
+}
+
+void Endpoint::onProbe(const ProbeMessage& message, size_t length) {
+  constexpr size_t header = offsetof(ProbeMessage, address);
+  if (length < header || message.magic != kProbeMagic) {
+    NCCLNET_INFO(log_, NCCL_NET, "ignoring a malformed %zu-byte ping", length);
+    return;
+  }
+  Clock::time_point now = Clock::now();
+  if (message.kind == kPong) {
+    for (auto& entry : peers_) {
+      if (entry.second->id() == message.token) entry.second->heard(now);
+    }
+    return;
+  }
+  if (message.kind != kPing || message.addressLength == 0 || message.addressLength > kMaxAddress ||
+      length < header + message.addressLength) {
+    NCCLNET_INFO(log_, NCCL_NET, "ignoring a malformed ping (kind %u, %u-byte address)",
+                 message.kind, message.addressLength);
+    return;
+  }
+  Remote* pinger = nullptr;
+  if (resolve(message.address, message.addressLength, &pinger) != ncclSuccess) return;
+  pinger->heard(now);
+  pinger->answer(message.token);
+}
+
+}  // namespace ncclnet::ofinet
