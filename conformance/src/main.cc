@@ -176,12 +176,19 @@ int run(int argc, char** argv) {
   config.netName = opt.netName;
   int oldest = NCCLNET_ABI_OLDEST, newest = NCCLNET_ABI_NEWEST;
   std::string nccl = opt.nccl.value_or(profile.nccl.value_or(""));
-  if (!nccl.empty() && !ncclnet::host::abiWindowForNccl(nccl, &oldest, &newest)) {
-    std::fprintf(
-        stderr,
-        "ncclnet-conformance: --nccl %s is not an NCCL version this SDK knows (2.19 or newer)\n",
-        nccl.c_str());
-    return 2;
+  if (!nccl.empty()) {
+    std::optional<ncclnet::host::NcclRelease> release = ncclnet::host::findNcclRelease(nccl);
+    if (!release) {
+      std::fprintf(stderr,
+                   "ncclnet-conformance: --nccl %s is not an NCCL release this SDK knows; known: "
+                   "%s\n",
+                   nccl.c_str(), ncclnet::host::knownNcclReleasesText().c_str());
+      return 2;
+    }
+    ncclnet::host::NcclBehaviour behaviour = ncclnet::host::behaviourOf(*release);
+    oldest = behaviour.oldestVersion;
+    newest = behaviour.newestVersion;
+    config.nameRules = behaviour.nameRules;
   }
   config.ncclOldest = oldest;
   config.ncclNewest = newest;
@@ -217,7 +224,8 @@ int run(int argc, char** argv) {
   report.ncclWindow = "v" + std::to_string(oldest) + "..v" + std::to_string(newest);
   report.worldSize = opt.size;
   report.strict = profile.strict;
-  report.plugin = probePlugin(config.plugin, config.netName, oldest, newest, kProbeTimeoutSec);
+  report.plugin = probePlugin(config.plugin, config.netName, oldest, newest, config.nameRules,
+                              kProbeTimeoutSec);
   // The file the probe loaded; when it could not say (it crashed while
   // loading), the file the request names, if it names one.
   std::string loadedFile = report.plugin.path.empty() ? config.plugin : report.plugin.path;

@@ -60,10 +60,11 @@ void writeProps(JsonWriter& w, int dev, const ncclNetProperties_v12_t& p) {
 
 // Child: loads as NCCL would and writes the findings, one field a line.
 int probeChild(int fd, const std::string& plugin, const std::optional<std::string>& netName,
-               int oldest, int newest) {
+               int oldest, int newest, const ncclnet::host::PluginNameRules& nameRules) {
   ncclnet::host::LoaderOptions options;
   options.pluginList = plugin;
   options.netName = netName;
+  options.nameRules = nameRules;
   options.oldestVersion = oldest;
   options.newestVersion = newest;
   options.logger = ncclnet::Logger(pluginLogger(), "ncclnet-conformance");
@@ -118,7 +119,8 @@ int probeChild(int fd, const std::string& plugin, const std::optional<std::strin
 }  // namespace
 
 PluginInfo probePlugin(const std::string& plugin, const std::optional<std::string>& netName,
-                       int oldestVersion, int newestVersion, double timeoutSec) {
+                       int oldestVersion, int newestVersion,
+                       const ncclnet::host::PluginNameRules& nameRules, double timeoutSec) {
   PluginInfo info;
   int fds[2], crashFds[2];
   if (pipe(fds) != 0) {
@@ -136,7 +138,7 @@ PluginInfo probePlugin(const std::string& plugin, const std::optional<std::strin
     close(fds[0]);
     close(crashFds[0]);
     crash::arm(crashFds[1]);
-    return probeChild(fds[1], plugin, netName, oldestVersion, newestVersion);
+    return probeChild(fds[1], plugin, netName, oldestVersion, newestVersion, nameRules);
   });
   close(fds[1]);
   close(crashFds[1]);

@@ -4,6 +4,8 @@
 // that crashes while loading is reported instead of ending the run.
 #pragma once
 
+#include "ncclnet/host/loader.hpp"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,7 +23,10 @@ struct PluginInfo {
   std::string loadOutcome;
 };
 
+// Loads the plugin as the emulated NCCL would (its ABI window and its rules
+// for reading NCCL_NET_PLUGIN), in a child that may crash.
 PluginInfo probePlugin(const std::string& plugin, const std::optional<std::string>& netName,
-                       int oldestVersion, int newestVersion, double timeoutSec);
+                       int oldestVersion, int newestVersion,
+                       const ncclnet::host::PluginNameRules& nameRules, double timeoutSec);
 
 }  // namespace conformance

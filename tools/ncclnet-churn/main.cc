@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "control.hpp"
+#include "ncclnet/host/build_info.hpp"
 #include "rank.hpp"
 
 namespace churn {
@@ -191,5 +192,9 @@ int run(int argc, char** argv) {
 }  // namespace churn
 
 int main(int argc, char** argv) {
+  if (argc == 2 && std::strcmp(argv[1], "--version") == 0) {
+    std::printf("%s\n", ncclnet::host::versionLine("ncclnet-churn").c_str());
+    return 0;
+  }
   return churn::run(argc, argv);
 }

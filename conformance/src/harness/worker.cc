@@ -49,6 +49,7 @@ std::pair<uint32_t, std::string> runRank(const Scenario& scenario, const WorkerS
     ncclnet::host::LoaderOptions options;
     options.pluginList = config.plugin;
     options.netName = config.netName;
+    options.nameRules = config.nameRules;
     options.pinnedVersion = spec.version;
     options.checkInit = false;  // scenarios make every call themselves
     options.logger = ncclnet::Logger(pluginLogger(), "ncclnet-conformance");

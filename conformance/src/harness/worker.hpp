@@ -4,6 +4,8 @@
 // scenario and reports the verdict.
 #pragma once
 
+#include "ncclnet/host/loader.hpp"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +23,8 @@ struct RunConfig {
   // The ABI window of the NCCL being emulated (--nccl): 2.28 is v6..v11.
   int ncclOldest = 6;
   int ncclNewest = 12;
+  // How that NCCL reads NCCL_NET_PLUGIN (one name before 2.27.3, a list since).
+  ncclnet::host::PluginNameRules nameRules{};
 };
 
 int runWorker(const WorkerSpec& spec, const RunConfig& config);

@@ -219,7 +219,6 @@ class PluginState {
         NCCLNET_WARN(logger_, "init: create() returned success but no object");
         return ncclInternalError;
       }
-      if constexpr (names_params_v<Impl>) created->params().logAll();
       impl_.store(created.release(), std::memory_order_release);
     }
     refs_++;
