@@ -179,4 +179,13 @@ std::vector<size_t> portOffsets(const char* bytes, size_t size, uint16_t port) {
   return out;
 }
 
+std::vector<TcpEndpoint> announcedIn(const char* handle, size_t size,
+                                     const std::vector<TcpEndpoint>& endpoints) {
+  std::vector<TcpEndpoint> out;
+  for (const TcpEndpoint& e : endpoints) {
+    if (!portOffsets(handle, size, e.port).empty()) out.push_back(e);
+  }
+  return out.empty() ? endpoints : out;
+}
+
 }  // namespace conformance

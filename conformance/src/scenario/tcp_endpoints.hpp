@@ -38,5 +38,11 @@ int connectTcp(const TcpEndpoint& e, double timeoutSec);
 uint16_t closedLoopbackPort();
 // Offsets at which `port` appears in network byte order in `bytes`.
 std::vector<size_t> portOffsets(const char* bytes, size_t size, uint16_t port);
+// Of `endpoints`, those whose port a handle carries (a peer can only learn
+// the port from it); all of them when it carries none. Keeps apart the
+// sockets a listen opened for its peers from others it caused (a software
+// device's own wire, a helper service).
+std::vector<TcpEndpoint> announcedIn(const char* handle, size_t size,
+                                     const std::vector<TcpEndpoint>& endpoints);
 
 }  // namespace conformance

@@ -4,7 +4,8 @@
 // hello, an idle one, a handshake that stalls halfway) arrive before and
 // between two real connects on one listen. Both real peers must be
 // accepted and carry data (rule 55). The endpoint is found without knowing
-// the handle format: the listening sockets the listen added to the process.
+// the handle format: the listening sockets the listen added to the process
+// (those whose port the handle carries, when it carries any).
 // Rank 0 listens, rank 1 connects for real, rank 2 writes the strays.
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -179,7 +180,8 @@ void strays(Ctx& c, Stray kind) {
     std::set<TcpEndpoint> before = listeningEndpoints();
     listenComm = c.listen(0, &h);
     mine = std::string(h.bytes, sizeof(h.bytes)) +
-           encodeEndpoints(newEndpoints(before, listeningEndpoints()));
+           encodeEndpoints(
+               announcedIn(h.bytes, sizeof(h.bytes), newEndpoints(before, listeningEndpoints())));
   }
   std::vector<std::string> all = c.allgather("the listen's handle and TCP endpoints",
                                              c.rank() == 2 ? (hello.empty() ? "" : "hello") : mine);
