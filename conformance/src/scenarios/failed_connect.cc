@@ -47,7 +47,8 @@ void pollBad(Ctx& c, std::vector<BadConnect>& bad) {
   }
 }
 
-void failedConnects(Ctx& c) {
+// Rank 2 listens and dies; rank 0 makes the bad connects, then the real one.
+void connectingSide(Ctx& c) {
   Handle live;
   Handle dead;
   if (c.rank() == 2) c.listen(0, &dead);
@@ -105,9 +106,8 @@ void failedConnects(Ctx& c) {
   c.transfer(comm, 0, 1, 1 << 20, 5601);
 }
 
-void failedConnectsPeer(Ctx& c) {
-  if (c.rank() != 1) return failedConnects(c);
-  // Rank 1: the real peer accepts, then receives rank 0's message.
+// Rank 1: a live listen and a closed one; accepts rank 0's real connect.
+void listeningSide(Ctx& c) {
   Handle live, closed;
   std::set<TcpEndpoint> before = listeningEndpoints();
   void* listenComm = c.listen(0, &live);
@@ -120,11 +120,18 @@ void failedConnectsPeer(Ctx& c) {
   c.transfer(comm, 0, 1, 1 << 20, 5601);
 }
 
+void failedConnects(Ctx& c) {
+  if (c.rank() == 1)
+    listeningSide(c);
+  else
+    connectingSide(c);
+}
+
 }  // namespace
 
 void addFailedConnectScenarios(std::vector<Scenario>& out) {
   out.push_back({"Faults", "FailedConnectIsolated", Rule::FailedConnectIsolated, 3, 6,
-                 failedConnectsPeer,
+                 failedConnects,
                  "connects to a killed process's listen, a closed listen and a closed port: "
                  "only those comms fail; a connect to a live peer still works"});
 }
