@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -18,7 +19,12 @@
 namespace conformance {
 
 double scaledDeadline(const RunConfig& config, const std::string& scenario) {
-  return config.profile.deadlineFor(scenario) * config.profile.timeScale;
+  double seconds = config.profile.deadlineFor(scenario);
+  // A scenario that waits for a dead peer to surface must outlast that wait.
+  const Scenario* s = findScenario(scenario);
+  if (s != nullptr && s->rule == Rule::PeerDeathSurfaces)
+    seconds = std::max(seconds, config.profile.peerDeathSec + 15);
+  return seconds * config.profile.timeScale;
 }
 
 namespace {

@@ -244,7 +244,7 @@ void parse(const YAML::Node& root, Profile* out) {
   if (root.IsNull()) return;  // an empty file: all defaults
   onlyKeys(root, "the profile",
            {"version", "description", "plugin", "abi", "nccl", "timeScale", "strict", "deadline",
-            "device", "env", "scenarios", "data", "expect"});
+            "peerDeathLimit", "device", "env", "scenarios", "data", "expect"});
   if (root["version"] && asNumber(root["version"], "version", 1, 1) != 1)
     reject(root["version"], "unsupported version");
   if (root["description"]) out->description = asString(root["description"], "description");
@@ -253,8 +253,7 @@ void parse(const YAML::Node& root, Profile* out) {
     std::string abi = asString(root["abi"], "abi");
     std::string number = abi.size() >= 2 && abi[0] == 'v' ? abi.substr(1) : "";
     if (!number.empty() && number.back() == '+') number.pop_back();  // vN+: vN and newer
-    bool version = !number.empty() &&
-                   number.find_first_not_of("0123456789") == std::string::npos &&
+    bool version = !number.empty() && number.find_first_not_of("0123456789") == std::string::npos &&
                    std::atoi(number.c_str()) >= 6 && std::atoi(number.c_str()) <= 12;
     if (abi != "all" && !version) {
       reject(root["abi"], "'abi' must be all, v6..v12 or v6+..v12+, not '" + abi + "'");
@@ -271,6 +270,8 @@ void parse(const YAML::Node& root, Profile* out) {
   if (root["timeScale"]) out->timeScale = asNumber(root["timeScale"], "timeScale", 0.05, 100);
   if (root["strict"]) out->strict = asBool(root["strict"], "strict");
   if (root["deadline"]) out->deadlineSec = asNumber(root["deadline"], "deadline", 0.1, 3600);
+  if (root["peerDeathLimit"])
+    out->peerDeathSec = asNumber(root["peerDeathLimit"], "peerDeathLimit", 0.1, 3600);
   if (root["device"]) {
     std::string device = asString(root["device"], "device");
     if (device != "cpu" && device != "cuda")

@@ -43,6 +43,9 @@ struct Profile {
   std::map<std::string, double> deadlines;     // glob -> seconds
   double deadlineSec = 30;
   double timeScale = 1;
+  // How long a request may stay pending after its peer died (rule 50),
+  // before the time scale; scenarios that wait for it get a deadline beyond.
+  double peerDeathSec = 35;
   bool strict = false;  // NotRun counts as a failure
   // What plays NCCL's kernels in the Transport scenarios: "cpu" (a thread on
   // host memory) or "cuda" (kernels on GPU rank % count). --device wins.

@@ -139,13 +139,14 @@ void* Ctx::listen(int dev, Handle* handle) {
   return listenComm;
 }
 
-void* Ctx::connectOnce(int dev, Handle* handle, ncclNetDeviceHandle_v12_t** devComm, int attempt) {
+void* Ctx::connectOnce(int dev, Handle* handle, ncclNetDeviceHandle_v12_t** devComm, int attempt,
+                       Rule rule) {
   void* sendComm = nullptr;
   void* context = comm();  // first, so that its init is not the activity shown
   activity(format("connect(dev %d), call #%d", dev, attempt));
   double start = nowSeconds();
-  CONF_OK(net().connect(context, dev, handle->bytes, &sendComm, devComm),
-          Rule::ConnectAcceptNeverBlock, format("connect(dev %d) call #%d", dev, attempt));
+  CONF_OK(net().connect(context, dev, handle->bytes, &sendComm, devComm), rule,
+          format("connect(dev %d) call #%d", dev, attempt));
   double took = nowSeconds() - start;
   CONF_EXPECT(took <= callLimit_, Rule::ConnectAcceptNeverBlock,
               "connect(dev %d) call #%d blocked for %.2f s", dev, attempt, took);
@@ -153,12 +154,12 @@ void* Ctx::connectOnce(int dev, Handle* handle, ncclNetDeviceHandle_v12_t** devC
   return sendComm;
 }
 
-void* Ctx::acceptOnce(void* listenComm, ncclNetDeviceHandle_v12_t** devComm, int attempt) {
+void* Ctx::acceptOnce(void* listenComm, ncclNetDeviceHandle_v12_t** devComm, int attempt,
+                      Rule rule) {
   void* recvComm = nullptr;
   activity(format("accept(listenComm %s), call #%d", ptr(listenComm).c_str(), attempt));
   double start = nowSeconds();
-  CONF_OK(net().accept(listenComm, &recvComm, devComm), Rule::ConnectAcceptNeverBlock,
-          format("accept() call #%d", attempt));
+  CONF_OK(net().accept(listenComm, &recvComm, devComm), rule, format("accept() call #%d", attempt));
   double took = nowSeconds() - start;
   CONF_EXPECT(took <= callLimit_, Rule::ConnectAcceptNeverBlock,
               "accept() call #%d blocked for %.2f s", attempt, took);
@@ -166,27 +167,27 @@ void* Ctx::acceptOnce(void* listenComm, ncclNetDeviceHandle_v12_t** devComm, int
   return recvComm;
 }
 
-void* Ctx::connect(int dev, Handle* handle) {
+void* Ctx::connect(int dev, Handle* handle, Rule rule) {
   ncclNetDeviceHandle_v12_t* devComm = nullptr;
   double limit = nowSeconds() + waitLimit_;
   for (int attempt = 1;; attempt++) {
-    void* sendComm = connectOnce(dev, handle, &devComm, attempt);
+    void* sendComm = connectOnce(dev, handle, &devComm, attempt, rule);
     if (sendComm != nullptr) return sendComm;
-    CONF_EXPECT(nowSeconds() < limit, Rule::ConnectAcceptNeverBlock,
+    CONF_EXPECT(nowSeconds() < limit, rule,
                 "connect(dev %d) still not done after %d calls in %.1f s", dev, attempt,
                 waitLimit_);
     sched_yield();
   }
 }
 
-void* Ctx::accept(void* listenComm) {
+void* Ctx::accept(void* listenComm, Rule rule) {
   ncclNetDeviceHandle_v12_t* devComm = nullptr;
   double limit = nowSeconds() + waitLimit_;
   for (int attempt = 1;; attempt++) {
-    void* recvComm = acceptOnce(listenComm, &devComm, attempt);
+    void* recvComm = acceptOnce(listenComm, &devComm, attempt, rule);
     if (recvComm != nullptr) return recvComm;
-    CONF_EXPECT(nowSeconds() < limit, Rule::ConnectAcceptNeverBlock,
-                "accept() still not done after %d calls in %.1f s", attempt, waitLimit_);
+    CONF_EXPECT(nowSeconds() < limit, rule, "accept() still not done after %d calls in %.1f s",
+                attempt, waitLimit_);
     sched_yield();
   }
 }
@@ -223,6 +224,28 @@ void Ctx::closeRecv(void* recvComm) {
   forget(recvs_, recvComm);
   activity("closeRecv()");
   CONF_OK(net().closeRecv(recvComm), Rule::DeregMrReleases, "closeRecv()");
+}
+
+ncclResult_t Ctx::tryCloseSend(void* sendComm) {
+  forget(sends_, sendComm);
+  activity("closeSend() of a failed connection");
+  double start = nowSeconds();
+  ncclResult_t res = net().closeSend(sendComm);
+  double took = nowSeconds() - start;
+  CONF_EXPECT(took <= callLimit_, Rule::CloseWithRequestsInFlight,
+              "closeSend() of a failed connection took %.2f s", took);
+  return res;
+}
+
+ncclResult_t Ctx::tryCloseRecv(void* recvComm) {
+  forget(recvs_, recvComm);
+  activity("closeRecv() of a failed connection");
+  double start = nowSeconds();
+  ncclResult_t res = net().closeRecv(recvComm);
+  double took = nowSeconds() - start;
+  CONF_EXPECT(took <= callLimit_, Rule::CloseWithRequestsInFlight,
+              "closeRecv() of a failed connection took %.2f s", took);
+  return res;
 }
 
 void* Ctx::reg(void* comm, void* data, size_t size) {

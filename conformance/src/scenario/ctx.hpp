@@ -87,11 +87,16 @@ class Ctx {
   // ---- connections --------------------------------------------------------
   void* listen(int dev, Handle* handle);
   // One call each; a call slower than callLimit() breaks rule 22.
-  void* connectOnce(int dev, Handle* handle, ncclNetDeviceHandle_v12_t** devComm, int attempt);
-  void* acceptOnce(void* listenComm, ncclNetDeviceHandle_v12_t** devComm, int attempt);
-  // Retried until done, within waitLimit().
-  void* connect(int dev, Handle* handle);
-  void* accept(void* listenComm);
+  // An error breaks `rule`.
+  void* connectOnce(int dev, Handle* handle, ncclNetDeviceHandle_v12_t** devComm, int attempt,
+                    Rule rule = Rule::ConnectAcceptNeverBlock);
+  void* acceptOnce(void* listenComm, ncclNetDeviceHandle_v12_t** devComm, int attempt,
+                   Rule rule = Rule::ConnectAcceptNeverBlock);
+  // Retried until done, within waitLimit(). An error, or no comm in time,
+  // breaks `rule` (a fault scenario names its own); a blocking call always
+  // breaks rule 22.
+  void* connect(int dev, Handle* handle, Rule rule = Rule::ConnectAcceptNeverBlock);
+  void* accept(void* listenComm, Rule rule = Rule::ConnectAcceptNeverBlock);
   // A connection from rank `src` to rank `dst`, both calling it: returns the
   // sendComm on src, the recvComm on dst (listen closed at once, as NCCL
   // does), nullptr elsewhere.
@@ -99,6 +104,10 @@ class Ctx {
   void closeListen(void* listenComm);
   void closeSend(void* sendComm);
   void closeRecv(void* recvComm);
+  // Close without judging the result (error-path scenarios); each call
+  // slower than callLimit() breaks rule 51.
+  ncclResult_t tryCloseSend(void* sendComm);
+  ncclResult_t tryCloseRecv(void* recvComm);
 
   // ---- memory -------------------------------------------------------------
   // Host memory: regMr(NCCL_PTR_HOST). GPU memory: regMr(NCCL_PTR_CUDA), and

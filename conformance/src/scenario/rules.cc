@@ -96,6 +96,11 @@ const std::vector<RuleInfo>& allRules() {
        "a connect handle no listen produced is refused without a crash"},
       {Rule::BadMhandlesRejected, "BadMhandlesRejected", SHOULD,
        "an mhandle regMr never returned is refused without a crash"},
+      {Rule::StrayConnectionsIgnored, "StrayConnectionsIgnored", MUST,
+       "a connection to the listen endpoint that is not a peer neither fails accept nor keeps "
+       "the real peer out"},
+      {Rule::FailedConnectIsolated, "FailedConnectIsolated", SHOULD,
+       "a connect that cannot succeed harms only its own comm: later connects still work"},
   };
   return rules;
 }

@@ -58,6 +58,8 @@ enum class Rule : int {
   NoLeaks = 52,
   GarbageHandlesRejected = 53,
   BadMhandlesRejected = 54,
+  StrayConnectionsIgnored = 55,
+  FailedConnectIsolated = 56,
 };
 
 enum class Severity { Must, Should };

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -43,6 +44,7 @@ struct Handle {
   uint16_t port;
   uint16_t pad;
   uint64_t connectId;  // nonzero: a connect in progress
+  uint64_t nonce;      // the listen's own: a peer's hello must name it
 };
 static_assert(sizeof(Handle) <= NCCL_NET_HANDLE_MAXSIZE, "the handle must fit NCCL's buffer");
 
@@ -52,12 +54,33 @@ struct Mr {
   size_t size;
 };
 
+// The first bytes of every connection: which listen the connector means.
+// Anything else reaching the listen socket (a port scanner, a health check,
+// a replay of another listen's hello) is dropped, never accepted as a peer.
+struct Hello {
+  uint64_t magic;
+  uint64_t nonce;
+};
+constexpr uint64_t kHelloMagic = 0x68656c6c6f637470ull;
+
+// A connection taken off the backlog whose hello is still arriving.
+struct Pending {
+  int fd;
+  Hello hello;
+  size_t got;
+};
+
 struct Listen {
-  explicit Listen(int socket) : fd(socket) {}
-  ~Listen() { close(fd); }
+  Listen(int socket, uint64_t n) : fd(socket), nonce(n) {}
+  ~Listen() {
+    close(fd);
+    for (const Pending& p : pending) close(p.fd);
+  }
   Listen(const Listen&) = delete;
   Listen& operator=(const Listen&) = delete;
   int fd;
+  uint64_t nonce;
+  std::vector<Pending> pending;
 };
 
 void tune(int fd) {
@@ -184,11 +207,12 @@ class ConfTcp {
       if (fd >= 0) close(fd);
       return sys("listen");
     }
-    Handle h{kHandleMagic, addr.sin_addr.s_addr, addr.sin_port, 0, 0};
+    std::lock_guard<std::mutex> lock(mutex_);
+    uint64_t nonce = random_();
+    Handle h{kHandleMagic, addr.sin_addr.s_addr, addr.sin_port, 0, 0, nonce};
     std::memset(handle, 0, NCCL_NET_HANDLE_MAXSIZE);
     std::memcpy(handle, &h, sizeof(h));
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto l = std::make_unique<Listen>(fd);
+    auto l = std::make_unique<Listen>(fd, nonce);
     *listenComm = l.get();
     listens_.emplace(l.get(), std::move(l));
     return ncclSuccess;
@@ -207,6 +231,9 @@ class ConfTcp {
     if (h.magic != kHandleMagic) return bad("connect", "not a conf-tcp handle");
     *sendComm = nullptr;
     std::lock_guard<std::mutex> lock(mutex_);
+#ifdef CONF_TCP_DEFECT_POISONED_BY_BAD_CONNECT
+    if (poisoned_) return bad("connect", "an earlier connect failed");  // defect: one for all
+#endif
     if (h.connectId == 0) {
       int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
       if (fd < 0) return sys("connect");
@@ -219,17 +246,23 @@ class ConfTcp {
       // Defect: wait until the peer has accepted (it sends one byte then).
       fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
       char ack;
+      Hello hello{kHelloMagic, h.nonce};
       if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+          write(fd, &hello, sizeof(hello)) != static_cast<ssize_t>(sizeof(hello)) ||
           read(fd, &ack, 1) != 1) {
         close(fd);
         return sys("connect");
       }
       tune(fd);
+      auto blocked = std::make_unique<SendComm>(fd);
+      *sendComm = blocked.get();
+      sends_.emplace(blocked.get(), std::move(blocked));
+      return ncclSuccess;
 #else
       if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 &&
           errno != EINPROGRESS) {
         close(fd);
-        return sys("connect");
+        return connectFailed();
       }
 #endif
       h.connectId = ++nextConnectId_;
@@ -244,11 +277,16 @@ class ConfTcp {
     int error = 0;
     socklen_t len = sizeof(error);
     getsockopt(it->second, SOL_SOCKET, SO_ERROR, &error, &len);
+    Hello hello{kHelloMagic, h.nonce};
+    if (error == 0 && ::send(it->second, &hello, sizeof(hello), MSG_NOSIGNAL | MSG_DONTWAIT) !=
+                          static_cast<ssize_t>(sizeof(hello))) {
+      error = errno;  // 16 bytes into a fresh connection's empty buffer: only a dead peer refuses
+    }
     if (error != 0) {
       close(it->second);
       connecting_.erase(it);
       errno = error;
-      return sys("connect");
+      return connectFailed();
     }
     auto comm = std::make_unique<SendComm>(it->second);
     connecting_.erase(it);
@@ -257,22 +295,63 @@ class ConfTcp {
     return ncclSuccess;
   }
 
+  // Takes every connection off the backlog, then reads hellos without
+  // waiting: the first connection whose hello names this listen becomes the
+  // comm; a connection that closes or says anything else is dropped, and a
+  // silent one waits without holding up the others.
   ncclResult_t accept(void* listenComm, void** recvComm, ncclNetDeviceHandle_v12_t**) {
     CONF_TCP_HOST_CALL("accept");
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = listens_.find(listenComm);
     if (it == listens_.end()) return bad("accept", "unknown listenComm");
     *recvComm = nullptr;
-    int fd = accept4(it->second->fd, nullptr, nullptr, SOCK_CLOEXEC);
-    if (fd < 0) return errno == EAGAIN || errno == EWOULDBLOCK ? ncclSuccess : sys("accept");
-    tune(fd);
-#ifdef CONF_TCP_DEFECT_BLOCKS_IN_CONNECT
-    char ack = 1;
-    if (write(fd, &ack, 1) != 1) return sys("accept");
+    Listen& l = *it->second;
+    for (;;) {
+#ifdef CONF_TCP_DEFECT_ONE_HANDSHAKE_AT_A_TIME
+      if (!l.pending.empty()) break;  // defect: the next connection waits for this one's hello
 #endif
-    auto comm = std::make_unique<RecvComm>(fd);
-    *recvComm = comm.get();
-    recvs_.emplace(comm.get(), std::move(comm));
+      int fd = accept4(l.fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd >= 0) {
+        l.pending.push_back(Pending{fd, {}, 0});
+        continue;
+      }
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      if (errno != ECONNABORTED && errno != EINTR) return sys("accept");
+    }
+    for (auto p = l.pending.begin(); p != l.pending.end();) {
+      ssize_t n = ::recv(p->fd, reinterpret_cast<char*>(&p->hello) + p->got,
+                         sizeof(p->hello) - p->got, MSG_DONTWAIT);
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+        ++p;  // silent so far
+        continue;
+      }
+      if (n > 0) p->got += static_cast<size_t>(n);
+      bool peer = n > 0 && p->got == sizeof(p->hello) && p->hello.magic == kHelloMagic &&
+                  p->hello.nonce == l.nonce;
+      if (n > 0 && p->got < sizeof(p->hello)) {
+        ++p;  // part of a hello: wait for the rest
+        continue;
+      }
+      int fd = p->fd;
+      p = l.pending.erase(p);
+      if (!peer) {
+        close(fd);
+#ifdef CONF_TCP_DEFECT_ACCEPT_FAILS_ON_STRAY
+        return bad("accept", "a connection that is not a conf-tcp peer");  // defect: fatal
+#endif
+        NCCLNET_INFO(log_, NCCL_NET, "accept: dropped a connection that is not a conf-tcp peer");
+        continue;
+      }
+      tune(fd);
+#ifdef CONF_TCP_DEFECT_BLOCKS_IN_CONNECT
+      char ack = 1;
+      if (write(fd, &ack, 1) != 1) return sys("accept");
+#endif
+      auto comm = std::make_unique<RecvComm>(fd);
+      *recvComm = comm.get();
+      recvs_.emplace(comm.get(), std::move(comm));
+      return ncclSuccess;
+    }
     return ncclSuccess;
   }
 
@@ -420,6 +499,12 @@ class ConfTcp {
     NCCLNET_WARN(log_, "%s: %s", fn, why);
     return ncclInternalError;
   }
+  ncclResult_t connectFailed() {
+#ifdef CONF_TCP_DEFECT_POISONED_BY_BAD_CONNECT
+    poisoned_ = true;
+#endif
+    return sys("connect");
+  }
   ncclResult_t sys(const char* fn) {
     NCCLNET_WARN(log_, "%s: %s", fn, std::strerror(errno));
     return ncclSystemError;
@@ -447,6 +532,10 @@ class ConfTcp {
   std::mutex mutex_;
   char names_[kDevices][16] = {"conf-tcp0", "conf-tcp1"};
   uint64_t nextConnectId_ = 0;
+  std::mt19937_64 random_{std::random_device{}()};
+#ifdef CONF_TCP_DEFECT_POISONED_BY_BAD_CONNECT
+  bool poisoned_ = false;
+#endif
   std::unordered_map<uint64_t, int> connecting_;
   std::unordered_map<void*, std::unique_ptr<Listen>> listens_;
   std::unordered_map<void*, std::unique_ptr<SendComm>> sends_;

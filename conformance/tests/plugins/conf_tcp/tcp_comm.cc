@@ -32,7 +32,11 @@ void SendComm::failAll(ncclResult_t error) {
 }
 
 void SendComm::post(Request* r) {
+#ifdef CONF_TCP_DEFECT_IGNORES_DEATH_ON_NEW_SEND
+  if (false) {  // defect: a send posted on a failed connection is queued, and waits forever
+#else
   if (error_ != ncclSuccess) {
+#endif
     r->error = error_;
     r->done = true;
     return;
@@ -58,6 +62,9 @@ void SendComm::post(Request* r) {
 }
 
 void SendComm::progress() {
+#ifdef CONF_TCP_DEFECT_IGNORES_DEATH_ON_NEW_SEND
+  if (error_ != ncclSuccess) return;
+#endif
 #ifdef CONF_TCP_DEFECT_REORDERS_SENDS
   if (held_ != nullptr &&
       std::chrono::steady_clock::now() - heldAt_ > std::chrono::milliseconds(5)) {
@@ -82,6 +89,9 @@ void SendComm::progress() {
       ssize_t w = ::send(fd_, from, left, MSG_NOSIGNAL | MSG_DONTWAIT);
       if (w < 0 && errno == EINTR) continue;
       if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+#ifdef CONF_TCP_DEFECT_IGNORES_UNMATCHED_DEATH
+      if (w < 0 && r->written > 0) return;  // defect: a started send waits for a dead receiver
+#endif
       if (w <= 0) {
         failAll(ncclRemoteError);  // the peer is gone
         return;
