@@ -38,7 +38,7 @@ set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME ncclnet-sdk)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_RECOMMENDS "ncclnet-sdk-socket (= ${PROJECT_VERSION})")
-set(CPACK_COMPONENT_RUNTIME_DESCRIPTION
+set(CPACK_DEBIAN_RUNTIME_DESCRIPTION
     "SDK and conformance suite for NCCL network plugins: tools
  ncclnet-conformance certifies any NCCL net plugin (libnccl-net-*.so) against the
  contract NCCL relies on; ncclnet-info shows what NCCL would load and why;
@@ -47,7 +47,7 @@ set(CPACK_COMPONENT_RUNTIME_DESCRIPTION
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME ncclnet-sdk-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "ncclnet-sdk (= ${PROJECT_VERSION}), cmake (>= 3.20) | pkg-config")
 set(CPACK_DEBIAN_DEV_PACKAGE_RECOMMENDS "g++ (>= 4:12)")
-set(CPACK_COMPONENT_DEV_DESCRIPTION
+set(CPACK_DEBIAN_DEV_DESCRIPTION
     "SDK for NCCL network plugins: headers and libraries
  C ABI headers identical to NCCL's net plugin ABI v6..v12, a C++ layer that exports
  every version from one class, a host-side loader, a CMake package, pkg-config
@@ -55,13 +55,13 @@ set(CPACK_COMPONENT_DEV_DESCRIPTION
 
 set(CPACK_DEBIAN_SOCKET_PACKAGE_NAME ncclnet-sdk-socket)
 set(CPACK_DEBIAN_SOCKET_PACKAGE_SECTION net)
-set(CPACK_COMPONENT_SOCKET_DESCRIPTION
+set(CPACK_DEBIAN_SOCKET_DESCRIPTION
     "NCCL net plugin sdk-socket (TCP)
  libnccl-net-sdk-socket.so: NCCL_NET_PLUGIN=sdk-socket.")
 
 set(CPACK_DEBIAN_OFI_PACKAGE_NAME ncclnet-sdk-ofi)
 set(CPACK_DEBIAN_OFI_PACKAGE_SECTION net)
-set(CPACK_COMPONENT_OFI_DESCRIPTION
+set(CPACK_DEBIAN_OFI_DESCRIPTION
     "NCCL net plugin sdk-ofi (libfabric)
  libnccl-net-sdk-ofi.so: NCCL_NET_PLUGIN=sdk-ofi.")
 
@@ -69,7 +69,7 @@ set(CPACK_DEBIAN_IB_PACKAGE_NAME ncclnet-sdk-ib)
 set(CPACK_DEBIAN_IB_PACKAGE_SECTION net)
 # libibverbs is opened at run time (dlopen), so shlibdeps cannot see it.
 set(CPACK_DEBIAN_IB_PACKAGE_RECOMMENDS "libibverbs1")
-set(CPACK_COMPONENT_IB_DESCRIPTION
+set(CPACK_DEBIAN_IB_DESCRIPTION
     "NCCL net plugin sdk-ib (InfiniBand/RoCE verbs)
  libnccl-net-sdk-ib.so: NCCL_NET_PLUGIN=sdk-ib. Also softverbs, a software
  verbs device for checking the plugin without an RDMA device.")

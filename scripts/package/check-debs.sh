@@ -71,6 +71,7 @@ in_chroot dpkg -l 'ncclnet-sdk*' | grep '^ii'
 
 echo "== every installed plugin and tool finds its libraries"
 for f in $(in_chroot sh -c 'ls /usr/bin/ncclnet-* /usr/lib/libnccl-net-*.so /usr/lib/ncclnet-sdk/*.so'); do
+  in_chroot sh -c "head -c 4 '$f' | grep -q ELF" || continue  # ncclnet-new-plugin is a script
   if in_chroot ldd "$f" | grep 'not found'; then
     echo "FAIL: $f misses a library in a clean install" >&2
     exit 1
