@@ -2,10 +2,13 @@
 # Installs the Debian 12 packages the build and tests need, if missing.
 # Optional extras (libfabric, libibverbs, yaml-cpp) are installed too so that
 # every bundled plugin and the conformance suite are built.
+# `install-deps.sh fuzz` adds clang and its runtimes (libFuzzer) for
+# scripts/fuzz.sh.
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config binutils python3
           libgtest-dev libyaml-cpp-dev libfabric-dev libibverbs-dev)
+if [ "${1:-}" = fuzz ]; then packages+=(clang libclang-rt-dev); fi
 
 missing=()
 for p in "${packages[@]}"; do
