@@ -3,11 +3,14 @@
 # Optional extras (libfabric, libibverbs, yaml-cpp) are installed too so that
 # every bundled plugin and the conformance suite are built; iproute2 and
 # nftables for the runs across network namespaces (scripts/netns/).
+# `install-deps.sh fuzz` adds clang and its runtimes (libFuzzer) for
+# scripts/fuzz.sh.
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config binutils python3
           libgtest-dev libyaml-cpp-dev libfabric-dev libibverbs-dev
           iproute2 nftables)
+if [ "${1:-}" = fuzz ]; then packages+=(clang libclang-rt-dev); fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -301,7 +301,7 @@ std::unique_ptr<MappedHostBuffer> MappedHostBuffer::allocate(const Driver& drive
     *why = driver.whyNot();
     return nullptr;
   }
-  std::unique_ptr<MappedHostBuffer> buf(new MappedHostBuffer(driver, device));
+  std::unique_ptr<MappedHostBuffer> buf(new MappedHostBuffer(driver));
   if (!buf->primary_.retain(driver, device, why)) return nullptr;
   // Anonymous pages: page-aligned and zeroed, as registration wants them.
   size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));

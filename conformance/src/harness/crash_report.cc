@@ -6,14 +6,18 @@
 
 #include <dlfcn.h>
 #include <execinfo.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <ucontext.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
@@ -333,25 +337,53 @@ std::string basename(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// An offset as the reporting rank writes it: "0x" and hex digits. The frame
+// body comes over the control channel, so nothing else reaches addr2line.
+bool isHexOffset(const std::string& o) {
+  if (o.size() < 3 || o.size() > 18 || o.compare(0, 2, "0x") != 0) return false;
+  return o.find_first_not_of("0123456789abcdefABCDEF", 2) == std::string::npos;
+}
+
+// Runs addr2line on `module` without a shell (the module path is the
+// rank's word, quotes and all) and returns what it printed; stderr dropped.
+std::string runAddr2line(const std::string& module, const std::vector<std::string>& offsets) {
+  std::vector<std::string> args{"addr2line", "-f", "-C", "-e", module};
+  args.insert(args.end(), offsets.begin(), offsets.end());
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) return "";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  int rc = posix_spawnp(&pid, "addr2line", &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]);
+  std::string text;
+  char chunk[4096];
+  for (ssize_t n; rc == 0 && (n = read(out[0], chunk, sizeof(chunk))) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    text.append(chunk, static_cast<size_t>(n));
+  }
+  close(out[0]);
+  if (rc == 0) waitpid(pid, nullptr, 0);
+  return text;
+}
+
 // addr2line's "function\nfile:line" pairs for offsets of one module; empty
-// where it knows nothing (or is not installed).
+// where it knows nothing (or is not installed, or an offset is not hex).
 std::vector<std::string> addr2line(const std::string& module,
                                    const std::vector<std::string>& offsets) {
   std::vector<std::string> out(offsets.size());
-  std::string cmd = "addr2line -f -C -e '" + module + "'";
-  for (const std::string& o : offsets) cmd += " " + o;
-  cmd += " 2>/dev/null";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return out;
-  char line[1024];
+  if (!std::all_of(offsets.begin(), offsets.end(), isHexOffset)) return out;
+  std::istringstream lines(runAddr2line(module, offsets));
   for (size_t i = 0; i < offsets.size(); i++) {
     std::string fn, where;
-    if (fgets(line, sizeof(line), pipe) == nullptr) break;
-    fn = line;
-    if (fgets(line, sizeof(line), pipe) == nullptr) break;
-    where = line;
-    while (!fn.empty() && fn.back() == '\n') fn.pop_back();
-    while (!where.empty() && where.back() == '\n') where.pop_back();
+    if (!std::getline(lines, fn) || !std::getline(lines, where)) break;
     if (fn == "??") continue;
     out[i] = fn;
     size_t colon = where.rfind(':');
@@ -360,7 +392,6 @@ std::vector<std::string> addr2line(const std::string& module,
       out[i] += " (" + basename(where) + ")";
     }
   }
-  pclose(pipe);
   return out;
 }
 

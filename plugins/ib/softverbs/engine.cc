@@ -234,13 +234,18 @@ bool execute(Device& device, Qp* qp, uint32_t peer, Inbound& in) {
       return true;
     }
     case Op::kReadReq: {
-      std::vector<char> data(h.length);
+      // The length is the requester's word: the MR must cover it before
+      // anything is allocated for it.
+      Mr* source = nullptr;
       if (h.length > 0) {
-        Mr* source = remoteTarget(device, qp, h.rkey, h.raddr, h.length, IBV_ACCESS_REMOTE_READ);
+        source = remoteTarget(device, qp, h.rkey, h.raddr, h.length, IBV_ACCESS_REMOTE_READ);
         if (source == nullptr) {
           responderError(device, qp, peer, h, IBV_WC_REM_ACCESS_ERR);
           return true;
         }
+      }
+      std::vector<char> data(h.length);
+      if (h.length > 0) {
         const auto* from = reinterpret_cast<const void*>(h.raddr);
         if (!source->gpu) {
           std::memcpy(data.data(), from, h.length);

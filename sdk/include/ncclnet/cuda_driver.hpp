@@ -233,10 +233,9 @@ class MappedHostBuffer {
   size_t size() const { return size_; }
 
  private:
-  MappedHostBuffer(const Driver& driver, int device) : driver_(driver), device_(device) {}
+  explicit MappedHostBuffer(const Driver& driver) : driver_(driver) {}
 
   const Driver& driver_;
-  int device_;
   PrimaryContextRef primary_;  // released last, after the registration
   void* host_ = nullptr;
   size_t size_ = 0;

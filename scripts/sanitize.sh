@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# The sanitizer job (docs/fuzzing.md, "Sanitizers"): ASan + UBSan over the
+# unit tests and one ncclnet-conformance run per bundled plugin, then TSan
+# over the plugins' threaded tests. Each sanitizer builds only what it runs,
+# in its own build dir (ASAN_BUILD_DIR, TSAN_BUILD_DIR), without CUDA
+# kernels. Every sanitizer report is written to a file under
+# <build dir>/sanitizer-reports, so that one in a forked rank or a child a
+# test expected to die is seen too. Exit status: 0 only when every test
+# passed and no sanitizer reported anything.
+#
+# Usage: scripts/sanitize.sh [asan] [tsan]   (both when none is named)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+parts=("$@")
+[ ${#parts[@]} -gt 0 ] || parts=(asan tsan)
+status=0
+
+# Unit test executables: every test ctest runs from them is selected.
+asan_tests=(sdk_unit_tests sdk_host_tests rt_unit_tests rt_inprocess_tests
+            sdk_socket_unit_tests sdk_socket_loopback_tests
+            sdk_ofi_unit_tests sdk_ofi_transfer_tests
+            softverbs_tests sdk_ib_unit_tests sdk_ib_plugin_tests)
+# The plugins' tests that run threads (helper threads, progress, softverbs'
+# device threads) against each other.
+tsan_tests=(sdk_socket_unit_tests sdk_socket_loopback_tests sdk_ofi_transfer_tests
+            softverbs_tests sdk_ib_plugin_tests)
+plugins=(sdk_socket_plugin sdk_ofi_plugin sdk_ib_plugin softverbs)
+
+step() { printf '\n=== sanitize: %s (%s)\n' "$1" "$(date +%T)"; }
+
+build() {  # BUILD_DIR CMAKE_OPTION TARGETS...
+  local dir=$1 option=$2
+  shift 2
+  cmake -S "$root" -B "$dir" -G Ninja -DNCCLNET_WITH_CUDA_KERNELS=OFF "$option" >/dev/null
+  cmake --build "$dir" -j "$(nproc)" --target "$@"
+}
+
+# ctest's -I list of the tests whose command is one of the given executables.
+selection() {  # BUILD_DIR EXECUTABLES...
+  ctest --test-dir "$1" --show-only=json-v1 | python3 -c '
+import json, os, sys
+wanted = set(sys.argv[1:])
+tests = json.load(sys.stdin)["tests"]
+picked = [str(i + 1) for i, t in enumerate(tests)
+          if t.get("command") and os.path.basename(t["command"][0]) in wanted]
+print("0,0,0," + ",".join(picked) if picked else "")' "${@:2}"
+}
+
+run_tests() {  # BUILD_DIR EXECUTABLES...
+  local list
+  list=$(selection "$@")
+  if [ -z "$list" ]; then
+    echo "sanitize: no tests found for $*" >&2
+    return 1
+  fi
+  ctest --test-dir "$1" -I "$list" --output-on-failure -j "$(nproc)" --timeout 900
+}
+
+# Reports go to files; a test that passes with a report still fails the job.
+collect() {  # REPORT_DIR NAME
+  local reports
+  reports=$(find "$1" -type f 2>/dev/null | sort)
+  if [ -n "$reports" ]; then
+    echo "sanitize: $2 reported (files under $1):" >&2
+    for f in $reports; do
+      echo "--- $f" >&2
+      head -60 "$f" >&2
+    done
+    status=1
+  else
+    echo "sanitize: $2: no reports"
+  fi
+}
+
+asan() {
+  local dir=${ASAN_BUILD_DIR:-$root/build-asan}
+  local reports=$dir/sanitizer-reports
+  step "ASan + UBSan build"
+  build "$dir" -DNCCLNET_SANITIZE_ADDRESS=ON "${asan_tests[@]}" "${plugins[@]}" ncclnet-conformance
+  rm -rf "$reports" && mkdir -p "$reports"
+  export ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1:detect_stack_use_after_return=1"
+  export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1"
+  export LSAN_OPTIONS="suppressions=$root/scripts/sanitizers/lsan.supp:print_suppressions=0"
+  step "ASan + UBSan unit tests"
+  run_tests "$dir" "${asan_tests[@]}" || status=1
+  step "ASan + UBSan conformance, one run per plugin"
+  local conformance=$dir/conformance/ncclnet-conformance profiles=$root/conformance/profiles
+  env NCCL_SOCKET_IFNAME=lo "$conformance" --profile "$profiles/sdk-socket.yaml" \
+    --plugin "$dir/plugins/socket/libnccl-net-sdk-socket.so" || status=1
+  env FI_PROVIDER="tcp;ofi_rxm" FI_TCP_IFACE=lo NCCLNET_OFI_DOMAINS=lo "$conformance" \
+    --profile "$profiles/sdk-ofi.yaml" --plugin "$dir/plugins/ofi/libnccl-net-sdk-ofi.so" ||
+    status=1
+  env NCCL_IBVERBS_LIB="$dir/plugins/ib/softverbs/libsoftverbs.so" "$conformance" \
+    --profile "$profiles/sdk-ib-softverbs.yaml" --plugin "$dir/plugins/ib/libnccl-net-sdk-ib.so" ||
+    status=1
+  unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
+  collect "$reports" "ASan + UBSan"
+}
+
+tsan() {
+  local dir=${TSAN_BUILD_DIR:-$root/build-tsan}
+  local reports=$dir/sanitizer-reports
+  step "TSan build"
+  build "$dir" -DNCCLNET_SANITIZE_THREAD=ON "${tsan_tests[@]}" "${plugins[@]}"
+  rm -rf "$reports" && mkdir -p "$reports"
+  export TSAN_OPTIONS="log_path=$reports/tsan:second_deadlock_stack=1:suppressions=$root/scripts/sanitizers/tsan.supp"
+  step "TSan threaded tests"
+  run_tests "$dir" "${tsan_tests[@]}" || status=1
+  unset TSAN_OPTIONS
+  collect "$reports" "TSan"
+}
+
+start=$SECONDS
+for part in "${parts[@]}"; do
+  case $part in
+    asan) asan ;;
+    tsan) tsan ;;
+    *) echo "usage: $0 [asan] [tsan]" >&2; exit 2 ;;
+  esac
+done
+step "done in $((SECONDS - start)) s, status $status"
+exit $status
