@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # The whole test suite: install what is missing, build, run every test.
-# Two more jobs run after it (docs/fuzzing.md), each when its variable is 1:
+# Two more jobs run first (docs/fuzzing.md), each when its variable is 1:
+#   NCCLNET_CI_FUZZ        scripts/fuzz.sh (every fuzzer's smoke run; CI sets it)
 #   NCCLNET_CI_SANITIZERS  scripts/sanitize.sh (ASan + UBSan, then TSan)
-#   NCCLNET_CI_FUZZ        scripts/fuzz.sh (every fuzzer's smoke run)
-# All of them run; the exit status is non-zero if any failed.
+# The main ctest runs last, so its summary closes the output. All of them
+# run; the exit status is non-zero if any failed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
 "$root/scripts/install-deps.sh"
-"$root/scripts/build.sh" "$@"
 status=0
-(cd "$build" && ctest --output-on-failure -j "$(nproc)" --timeout 900) || status=1
-if [ "${NCCLNET_CI_SANITIZERS:-0}" = 1 ]; then "$root/scripts/sanitize.sh" || status=1; fi
 if [ "${NCCLNET_CI_FUZZ:-0}" = 1 ]; then "$root/scripts/fuzz.sh" || status=1; fi
+if [ "${NCCLNET_CI_SANITIZERS:-0}" = 1 ]; then "$root/scripts/sanitize.sh" || status=1; fi
+"$root/scripts/build.sh" "$@"
+(cd "$build" && ctest --output-on-failure -j "$(nproc)" --timeout 900) || status=1
 exit $status
