@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "comm.hpp"
+#include "remote.hpp"
 
 namespace ncclnet::ofinet {
 
@@ -34,6 +35,13 @@ void Request::onError(int index, const fi_cq_err_entry& entry, const std::string
   }
   const TagLayout& layout = comm->endpoint().tags();
   ncclResult_t result = resultFor(err);
+  if (result == ncclRemoteError && comm->remote() != nullptr) {
+    // The provider says the peer went away: every comm of it fails now,
+    // its later requests at once, rather than each waiting for the watchdog.
+    comm->remote()->declareGone(std::string(isSend ? "a send" : "a receive") + " failed: " + text);
+    error = result;
+    return;
+  }
   if (err == FI_ETRUNC) {
     NCCLNET_WARN(log,
                  "message truncated: a %zu-byte send arrived for a %zu-byte receive buffer "
