@@ -183,15 +183,31 @@ ncclResult_t SendComm::postSlot(const CtsEntry* fifoEntries, int nreqs) {
 ncclResult_t SendComm::test(Request* r, int* done, int* sizes) {
   *done = 0;
   if (status() != ncclSuccess) return failed_;
-  ncclResult_t res = drain([this](const ibv_wc& wc) {
+  auto onCompletion = [this](const ibv_wc& wc) {
     if (wc.opcode != IBV_WC_RDMA_WRITE) return;
     InFlight& flight = inflight_[wc.wr_id % kSlots];
     if (flight.pending > 0 && --flight.pending == 0) {
       for (int i = 0; i < flight.nreqs; i++) flight.reqs[i]->done = true;
       flight = InFlight{};
     }
-  });
+  };
+  ncclResult_t res = drain(onCompletion);
   if (res != ncclSuccess) return res;
+  if (!r->done && peerClosed()) {
+    // The write's completion may have come in after the drain above and
+    // before the receiver closed: look once more before failing.
+    res = drain(onCompletion);
+    if (res != ncclSuccess) return res;
+    if (!r->done) {
+      // A silent host ends here too, once keepalive gives up on the
+      // handshake connection: posted writes to it may retry for long.
+      NCCLNET_WARN(log_,
+                   "isend to %s: the receiver's connection closed or timed out with message "
+                   "%" PRIu64 " in flight (its process or host died?)",
+                   peer.c_str(), r->seq);
+      return failed_ = ncclRemoteError;
+    }
+  }
   if (!r->done) return ncclSuccess;
   *done = 1;
   if (sizes != nullptr) sizes[0] = static_cast<int>(r->size);

@@ -142,7 +142,8 @@ void* Rank::postSend(void* comm, void* mhandle, size_t size) {
   for (;;) {
     void* request = nullptr;
     if (net_->isend(comm, buffer_.data(), size, kTag, mhandle, nullptr, &request) != ncclSuccess)
-      fail(kExitPluginError, "isend of " + std::to_string(size) + " B failed");
+      fail(kExitPluginError, "isend of " + std::to_string(size) + " B failed after " +
+                                 fmt(now() - lastProgress_) + " without a completed transfer");
     if (request != nullptr) return request;
     // NULL: the plugin cannot take it yet (a receiver-driven plugin waits
     // for the receive to be posted); call again.
@@ -159,7 +160,8 @@ void* Rank::postRecv(void* comm, void* mhandle, size_t size) {
     void* data = buffer_.data();
     int tag = kTag;
     if (net_->irecv(comm, 1, &data, &size, &tag, &mhandle, nullptr, &request) != ncclSuccess)
-      fail(kExitPluginError, "irecv of " + std::to_string(size) + " B failed");
+      fail(kExitPluginError, "irecv of " + std::to_string(size) + " B failed after " +
+                                 fmt(now() - lastProgress_) + " without a completed transfer");
     if (request != nullptr) return request;
     if (now() - start > options_.stallSec)
       fail(kExitStall, "irecv still NULL after " + fmt(options_.stallSec));
