@@ -33,8 +33,8 @@ function(ncclnet_add_plugin target)
   endif()
   target_link_options(${target} PRIVATE
     "LINKER:--version-script=${NCCLNET_PLUGIN_VERSION_SCRIPT}"
-    "LINKER:--no-undefined"
     "LINKER:--exclude-libs,ALL")
+  ncclnet_no_undefined(${target})
   if(NOT ARG_NO_INSTALL)
     if(ARG_COMPONENT)
       install(TARGETS ${target} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -42,5 +42,16 @@ function(ncclnet_add_plugin target)
     else()
       install(TARGETS ${target} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
     endif()
+  endif()
+endfunction()
+
+# Every symbol of a loadable library resolved at link time, so that a
+# missing one fails the build rather than NCCL's dlopen. Not under clang's
+# sanitizers: there the sanitizer runtime lives in the executable that
+# loads the library (the fuzzers), not in the library.
+function(ncclnet_no_undefined target)
+  if(NOT (CMAKE_CXX_COMPILER_ID MATCHES "Clang" AND
+          (NCCLNET_SANITIZE_ADDRESS OR NCCLNET_SANITIZE_THREAD)))
+    target_link_options(${target} PRIVATE "LINKER:--no-undefined")
   endif()
 endfunction()

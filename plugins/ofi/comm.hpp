@@ -19,6 +19,7 @@ namespace ncclnet::ofinet {
 constexpr int kMaxRecvs = 8;                    // grouped receives per irecv (maxRecvs)
 constexpr uint32_t kHandleMagic = 0x4f464931;   // "OFI1"
 constexpr uint32_t kConnectMagic = 0x4f464943;  // "OFIC"
+constexpr uint16_t kConnectVersion = 1;         // ConnectMessage's layout
 
 // What listen writes into NCCL's 128-byte handle. NCCL passes the same
 // buffer to every retry of connect, so a connect in progress is remembered
@@ -122,19 +123,27 @@ class ListenComm final : public Comm, public CompletionSink {
   uint64_t listenId() const { return listenId_; }
   // Posts the receive for the next connect message (again after -FI_EAGAIN).
   ncclResult_t post();
-  // A received connect message, or nullptr. `error` set when the receive failed.
-  const ConnectMessage* message(ncclResult_t* error) const;
+  // A received, well-formed connect message, or nullptr. `error` set when
+  // the receive failed, or once for a caller of another wire version (the
+  // listen then waits on for its real peer).
+  const ConnectMessage* message(ncclResult_t* error);
   void consume() { received_ = false; }
   void cancelAll() override;
   void onCompletion(int index, const fi_cq_tagged_entry& entry) override;
   void onError(int index, const fi_cq_err_entry& entry, const std::string& text) override;
 
  private:
+  // Why the message that just arrived is not a connect message (a stray),
+  // or nullptr when it is one.
+  const char* strayReason(size_t bytes) const;
+  void dropStray(const char* why, size_t bytes);
+
   uint64_t listenId_;
   bool posted_ = false;
   bool received_ = false;
-  size_t receivedBytes_ = 0;
   ncclResult_t error_ = ncclSuccess;
+  ncclResult_t refused_ = ncclSuccess;  // reported by the next message() only
+  WarnLimit strays_;
   ConnectMessage buffer_{};
   OpContext op_{};
   MrCache::Entry* control_ = nullptr;

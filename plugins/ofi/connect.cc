@@ -3,6 +3,7 @@
 // posts a receive for connect messages tagged with its listen id; connect
 // sends one, carrying the connector's address and connection id, and is
 // done when the provider has taken it; accept is done when one arrived.
+#include <cstddef>
 #include <cstring>
 
 #include "comm.hpp"
@@ -62,8 +63,9 @@ ncclResult_t ListenComm::post() {
   return ncclSuccess;
 }
 
-const ConnectMessage* ListenComm::message(ncclResult_t* error) const {
-  *error = error_;
+const ConnectMessage* ListenComm::message(ncclResult_t* error) {
+  *error = error_ != ncclSuccess ? error_ : refused_;
+  refused_ = ncclSuccess;
   if (!received_) return nullptr;
   return &buffer_;
 }
@@ -72,18 +74,52 @@ void ListenComm::cancelAll() {
   if (posted_) endpoint().cancel(&op_);
 }
 
+// Anyone who reaches the endpoint can send to a listen's tag: what is not
+// a connect message is dropped with a rate-limited WARN, and the next
+// accept posts the receive again for the real peer.
+const char* ListenComm::strayReason(size_t bytes) const {
+  constexpr size_t kHeader = offsetof(ConnectMessage, address);
+  if (bytes < kHeader) return "shorter than a connect message's header";
+  if (buffer_.magic != kConnectMagic) return "not an sdk-ofi connect message (wrong magic)";
+  if (buffer_.addressLength == 0 || buffer_.addressLength > kMaxAddress) {
+    return "its address length is out of range";
+  }
+  if (bytes < kHeader + buffer_.addressLength) return "shorter than the address it announces";
+  return nullptr;
+}
+
+void ListenComm::dropStray(const char* why, size_t bytes) {
+  NCCLNET_WARN_LIMITED(endpoint().log(), strays_,
+                       "listen %llu: dropped a %zu-byte message to its connect tag: %s",
+                       static_cast<unsigned long long>(listenId_), bytes, why);
+}
+
 void ListenComm::onCompletion(int, const fi_cq_tagged_entry& entry) {
   pending--;
   posted_ = false;
+  if (const char* why = strayReason(entry.len)) {
+    dropStray(why, entry.len);
+    return;
+  }
+  if (buffer_.version != kConnectVersion) {
+    NCCLNET_WARN(endpoint().log(),
+                 "listen %llu: a peer speaking sdk-ofi connect version %u called; this one "
+                 "speaks %u (mixed sdk-ofi versions in one job)",
+                 static_cast<unsigned long long>(listenId_), buffer_.version, kConnectVersion);
+    refused_ = ncclInvalidUsage;
+    return;
+  }
   received_ = true;
-  receivedBytes_ = entry.len;
-  (void)receivedBytes_;
 }
 
 void ListenComm::onError(int, const fi_cq_err_entry& entry, const std::string& text) {
   pending--;
   posted_ = false;
   if (entry.err == FI_ECANCELED || entry.err == -FI_ECANCELED) return;  // closeListen
+  if (entry.err == FI_ETRUNC || entry.err == -FI_ETRUNC) {
+    dropStray("longer than any connect message", entry.len + entry.olen);
+    return;
+  }
   NCCLNET_WARN(endpoint().log(), "listen %llu: receiving a connect message failed: %s",
                static_cast<unsigned long long>(listenId_), text.c_str());
   error_ = resultFor(entry.err);
@@ -96,7 +132,7 @@ SendComm::SendComm(Endpoint* endpoint, Remote* peer, uint32_t connId, uint64_t l
   connectOp_.sink = this;
   const std::vector<uint8_t>& address = endpoint->address();
   message_.magic = kConnectMagic;
-  message_.version = 1;
+  message_.version = kConnectVersion;
   message_.addressLength = static_cast<uint16_t>(address.size());
   message_.connId = connId;
   std::memcpy(message_.address, address.data(), address.size());

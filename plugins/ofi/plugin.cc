@@ -238,13 +238,6 @@ class OfiNet {
       const ConnectMessage* message = listen->message(&error);
       if (error != ncclSuccess) return error;
       if (message == nullptr) return ncclSuccess;  // nobody yet: call again
-      if (message->magic != kConnectMagic || message->addressLength == 0 ||
-          message->addressLength > kMaxAddress) {
-        NCCLNET_WARN(log_, "accept: ignoring a malformed connect message (magic 0x%08x)",
-                     message->magic);
-        listen->consume();
-        return listen->post();
-      }
       Remote* peer = nullptr;
       res = ep.resolve(message->address, message->addressLength, &peer);
       uint32_t connId = message->connId;
