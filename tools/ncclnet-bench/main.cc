@@ -41,6 +41,7 @@ struct Options {
   std::string json;
   bool quick = false;
   int latencyIters = 0;  // 0: 20000, or 200 with --quick
+  int iters = 0;         // messages per comm and point; 0: about 1 GiB (32 MiB with --quick)
 };
 
 void usage() {
@@ -69,6 +70,8 @@ void usage() {
       "                    NCCL_NSOCKS_PERTHREAD when both are set, else 1)\n"
       "  --tcp-host ADDR   raw TCP address (default 127.0.0.1)\n"
       "  --no-tcp          no baseline (same as --baseline none)\n"
+      "  --iters N         messages per comm at every size (default: about 1 GiB, at\n"
+      "                    least 16 and at most 40000 messages)\n"
       "  --latency-iters N ping-pong round trips (default 20000, 200 with --quick)\n"
       "  --quick           fewer iterations (smoke test)\n"
       "Sizes take K, M, G suffixes (powers of 2). Every subject is opened once in both\n"
@@ -158,7 +161,9 @@ bool parse(int argc, char** argv, Options* o) {
       o->tcpHost = v;
     else if (a == "--baseline") {
       if (!parseBaselines(v, &o->baselines)) return false;
-    } else if (a == "--latency-iters")
+    } else if (a == "--iters")
+      o->iters = std::max(1, std::atoi(v));
+    else if (a == "--latency-iters")
       o->latencyIters = std::max(1, std::atoi(v));
     else
       return false;
@@ -175,6 +180,7 @@ std::vector<size_t> sizesFor(const Options& o) {
 }
 
 int itersFor(const Options& o, size_t size) {
+  if (o.iters > 0) return o.iters;
   double target = o.quick ? double(32 << 20) : double(1u << 30);
   int cap = o.quick ? 2000 : 40000;
   return std::clamp(static_cast<int>(target / double(size)), o.quick ? 4 : 16, cap);
