@@ -7,6 +7,7 @@
 //
 //   ncclnet-bench --plugin ./libnccl-net-mine.so --against ./libnccl-net-ofi.so [--comms 4]
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -27,8 +28,8 @@ namespace bench {
 namespace {
 
 struct Options {
-  std::vector<std::string>
-      plugins;           // --plugin, then --against: the first is measured against the rest
+  // --plugin, then --against: the first is measured against the rest.
+  std::vector<std::string> plugins;
   PluginOptions plugin;  // what every plugin shares (--net: the first only)
   size_t minSize = 8;
   size_t maxSize = 64 << 20;
@@ -255,6 +256,16 @@ int main(int argc, char** argv) {
       }
       return comms;
     });
+  }
+
+  // A JSON file that cannot be written fails now, not after the run.
+  if (!o.json.empty()) {
+    std::FILE* probe = std::fopen(o.json.c_str(), "w");
+    if (probe == nullptr) {
+      std::fprintf(stderr, "ncclnet-bench: --json %s: %s\n", o.json.c_str(), std::strerror(errno));
+      return 2;
+    }
+    std::fclose(probe);
   }
 
   Schedule schedule = scheduleFor(o);
