@@ -88,8 +88,11 @@ ncclResult_t RecvComm::test(RecvRequest* r, int* done, int* sizes) {
   // helper threads finish this receive: the control socket is left alone,
   // as for sends. Not while later receives wait for their headers: reading
   // those now lets the helpers go on with the next message's stripes.
+  // A receive the last call already filled (one recv() often brings the
+  // headers and inline payloads of several small messages) needs none.
+  auto finished = [&] { return r->matchedSlots == r->n && r->remaining.drained(); };
   bool settled = r->matchedSlots == r->n && matching_.empty() && inlineFor_ == nullptr;
-  if (!settled || !core_->progressesWithoutCaller()) pump();
+  if (!finished() && (!settled || !core_->progressesWithoutCaller())) pump();
   *done = 0;
   if (r->reported) {
     NCCLNET_WARN(core_->health().log(),
@@ -97,7 +100,7 @@ ncclResult_t RecvComm::test(RecvRequest* r, int* done, int* sizes) {
                  core_->health().what().c_str(), static_cast<void*>(r));
     return ncclInvalidArgument;
   }
-  if (r->matchedSlots == r->n && r->remaining.drained()) {
+  if (finished()) {
     *done = 1;
     if (timeline_.enabled()) {
       size_t bytes = 0;

@@ -66,16 +66,23 @@ ncclResult_t SendComm::test(SendRequest* r, int* done, int* size) {
                  core_->health().what().c_str(), static_cast<void*>(r));
     return ncclInvalidArgument;
   }
-  // A matched send only waits for helper threads: while no other send waits
-  // for a clear-to-send either, the control socket (a system call) is left
-  // alone, since NCCL's progress thread tests every comm of the process in
-  // turn and each call delays the others.
-  if (!r->matched || !unmatched_.empty() || !core_->progressesWithoutCaller()) pump();
-  *done = 0;
   // Done once its stripes moved and its header left the control queue: a
   // header still queued would wait for the next call on this comm, which
   // NCCL need not make once every send reported done.
-  if (r->matched && r->remaining.drained() && core_->controlSent() >= r->controlEnd) {
+  auto finished = [&] {
+    return r->matched && r->remaining.drained() && core_->controlSent() >= r->controlEnd;
+  };
+  // A finished send needs no system call (a small send is usually finished
+  // by the isend that matched it), and a matched send only waits for helper
+  // threads: while no other send waits for a clear-to-send either, the
+  // control socket is left alone, since NCCL's progress thread tests every
+  // comm of the process in turn and each call delays the others. The
+  // requests still pending pump when they are tested.
+  if (!finished() && (!r->matched || !unmatched_.empty() || !core_->progressesWithoutCaller())) {
+    pump();
+  }
+  *done = 0;
+  if (finished()) {
     *done = 1;
     if (timeline_.enabled()) {
       timeline_.add(r->postedNs, r->matchedNs, r->remaining.drainedAtNs.load(), steadyNowNs(),

@@ -149,6 +149,7 @@ class RawFabric final : public Peer {
     return pair.barrier();
   }
 
+  std::string label() const override { return "raw libfabric"; }
   std::string describe() const override { return describe_; }
 
   bool stream(bool sender, size_t size, int iters, int window) override {

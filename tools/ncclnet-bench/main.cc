@@ -1,21 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 // ncclnet-bench: one-way bandwidth (a window of messages in flight) and
-// ping-pong latency of any net plugin, each next to a baseline between the
-// same two processes: raw TCP with the same number of streams, or raw
-// libfabric on the same provider with the same window.
+// ping-pong latency of net plugins side by side, each point measured for
+// every subject in alternation: the plugins named, then a baseline between
+// the same two processes (raw TCP with the same number of streams, or raw
+// libfabric on the same provider with the same window).
 //
-//   ncclnet-bench --plugin ./libnccl-net-sdk-socket.so [--tcp-streams 2]
+//   ncclnet-bench --plugin ./libnccl-net-mine.so --against ./libnccl-net-ofi.so [--comms 4]
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "ncclnet/host/build_info.hpp"
-#include "pair.hpp"
 #include "plugin_peer.hpp"
+#include "report.hpp"
+#include "runner.hpp"
 #include "tcp_peer.hpp"
 #ifdef NCCLNET_BENCH_HAVE_FABRIC
 #include "fabric_peer.hpp"
@@ -25,40 +28,55 @@ namespace bench {
 namespace {
 
 struct Options {
-  PluginOptions plugin;
+  // --plugin, then --against: the first is measured against the rest.
+  std::vector<std::string> plugins;
+  PluginOptions plugin;  // what every plugin shares (--net: the first only)
   size_t minSize = 8;
   size_t maxSize = 64 << 20;
   int window = 16;
-  int reps = 3;
+  int runs = 5;
+  int comms = 1;
   int tcpStreams = 0;  // 0: the plugin's (sdk-socket knobs), else 1
   std::string tcpHost = "127.0.0.1";
-  bool tcp = true;               // run a baseline at all
-  std::string baseline = "tcp";  // tcp, or fabric (raw libfabric; needs libfabric)
+  std::vector<std::string> baselines = {"tcp"};  // tcp, fabric (raw libfabric); none
+  std::string json;
   bool quick = false;
-  int latencyIters = 20000;
+  int latencyIters = 0;  // 0: 20000, or 200 with --quick
+  int iters = 0;         // messages per comm and point; 0: about 1 GiB (32 MiB with --quick)
 };
 
 void usage() {
   std::printf(
-      "usage: ncclnet-bench --plugin PATH|NAME [options]\n"
-      "  --plugin P        NCCL_NET_PLUGIN value used to load the plugin (required)\n"
-      "  --net NAME        NCCL_NET: only a table with this name\n"
-      "  --abi N           load through ncclNetPlugin_vN only\n"
+      "usage: ncclnet-bench --plugin PATH|NAME [--plugin PATH|NAME | --against PATH|NAME]... "
+      "[options]\n"
+      "  --plugin P        NCCL_NET_PLUGIN value used to load a plugin (a path or a name;\n"
+      "                    at least one). Several: each point is measured for every\n"
+      "                    plugin in alternation, and the first is compared with the rest\n"
+      "  --against P       a plugin to compare the first with (same as a later --plugin)\n"
+      "  --net NAME        NCCL_NET for the first plugin: only a table with this name\n"
+      "  --abi N           load every plugin through ncclNetPlugin_vN only\n"
       "  --dev N           device (default 0)\n"
       "  --min SIZE        smallest message (default 8)\n"
       "  --max SIZE        largest message (default 64M)\n"
-      "  --window N        messages in flight (default 16)\n"
-      "  --reps N          best of N runs per point (default 3)\n"
+      "  --window N        messages in flight per comm (default 16)\n"
+      "  --comms N         comm pairs driven at once, one thread each, as NCCL drives one\n"
+      "                    per channel; bandwidth is their sum (default 1)\n"
+      "  --runs N          alternating runs per point; figures are medians with the\n"
+      "                    interquartile range, ratios are taken run by run (default 5)\n"
+      "  --json FILE       also write every run, summary and ratio as JSON\n"
       "  --version         print the version and exit\n"
-      "  --tcp-streams N   baseline connections (default: NCCL_SOCKET_NTHREADS x\n"
+      "  --baseline LIST   tcp (default), fabric (raw libfabric tagged RDM on the provider\n"
+      "                    FI_PROVIDER names, default tcp;ofi_rxm), tcp,fabric, or none\n"
+      "  --tcp-streams N   raw TCP connections per comm (default: NCCL_SOCKET_NTHREADS x\n"
       "                    NCCL_NSOCKS_PERTHREAD when both are set, else 1)\n"
-      "  --tcp-host ADDR   baseline address (default 127.0.0.1)\n"
-      "  --baseline tcp|fabric  raw TCP (default), or raw libfabric tagged RDM on the\n"
-      "                    provider FI_PROVIDER names (default tcp;ofi_rxm)\n"
-      "  --no-tcp          skip the baseline\n"
-      "  --latency-iters N ping-pong round trips (default 20000)\n"
+      "  --tcp-host ADDR   raw TCP address (default 127.0.0.1)\n"
+      "  --no-tcp          no baseline (same as --baseline none)\n"
+      "  --iters N         messages per comm at every size (default: about 1 GiB, at\n"
+      "                    least 16 and at most 40000 messages)\n"
+      "  --latency-iters N ping-pong round trips (default 20000, 200 with --quick)\n"
       "  --quick           fewer iterations (smoke test)\n"
-      "Sizes take K, M, G suffixes (powers of 2).\n");
+      "Sizes take K, M, G suffixes (powers of 2). Every subject is opened once in both\n"
+      "processes; in each run the first subject measured rotates.\n");
 }
 
 bool parseSize(const char* text, size_t* out) {
@@ -88,14 +106,27 @@ bool parseSize(const char* text, size_t* out) {
   return true;
 }
 
+bool parseBaselines(const std::string& list, std::vector<std::string>* out) {
+  out->clear();
+  std::stringstream in(list);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (item == "none") continue;
+    if (item != "tcp" && item != "fabric") return false;
+    if (std::find(out->begin(), out->end(), item) == out->end()) out->push_back(item);
+  }
+  return true;
+}
+
 bool parse(int argc, char** argv, Options* o) {
+  std::vector<std::string> against;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
     auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
     const char* v = nullptr;
     if (a == "--help" || a == "-h") return false;
     if (a == "--no-tcp") {
-      o->tcp = false;
+      o->baselines.clear();
       continue;
     }
     if (a == "--quick") {
@@ -104,7 +135,9 @@ bool parse(int argc, char** argv, Options* o) {
     }
     if ((v = value()) == nullptr) return false;
     if (a == "--plugin")
-      o->plugin.pluginList = v;
+      o->plugins.push_back(v);
+    else if (a == "--against")
+      against.push_back(v);
     else if (a == "--net")
       o->plugin.netName = std::string(v);
     else if (a == "--abi")
@@ -117,21 +150,27 @@ bool parse(int argc, char** argv, Options* o) {
       if (!parseSize(v, &o->maxSize)) return false;
     } else if (a == "--window")
       o->window = std::max(1, std::atoi(v));
-    else if (a == "--reps")
-      o->reps = std::max(1, std::atoi(v));
+    else if (a == "--runs" || a == "--reps")
+      o->runs = std::max(1, std::atoi(v));
+    else if (a == "--comms")
+      o->comms = std::clamp(std::atoi(v), 1, 256);
+    else if (a == "--json")
+      o->json = v;
     else if (a == "--tcp-streams")
       o->tcpStreams = std::max(1, std::atoi(v));
     else if (a == "--tcp-host")
       o->tcpHost = v;
     else if (a == "--baseline") {
-      o->baseline = v;
-      if (o->baseline != "tcp" && o->baseline != "fabric") return false;
-    } else if (a == "--latency-iters")
+      if (!parseBaselines(v, &o->baselines)) return false;
+    } else if (a == "--iters")
+      o->iters = std::max(1, std::atoi(v));
+    else if (a == "--latency-iters")
       o->latencyIters = std::max(1, std::atoi(v));
     else
       return false;
   }
-  return !o->plugin.pluginList.empty() && o->minSize <= o->maxSize;
+  o->plugins.insert(o->plugins.end(), against.begin(), against.end());
+  return !o->plugins.empty() && o->minSize <= o->maxSize;
 }
 
 std::vector<size_t> sizesFor(const Options& o) {
@@ -142,6 +181,7 @@ std::vector<size_t> sizesFor(const Options& o) {
 }
 
 int itersFor(const Options& o, size_t size) {
+  if (o.iters > 0) return o.iters;
   double target = o.quick ? double(32 << 20) : double(1u << 30);
   int cap = o.quick ? 2000 : 40000;
   return std::clamp(static_cast<int>(target / double(size)), o.quick ? 4 : 16, cap);
@@ -149,84 +189,16 @@ int itersFor(const Options& o, size_t size) {
 
 const std::vector<size_t> kLatencySizes = {8, 1024, 65536};
 
-struct Results {
-  std::string name;
-  std::vector<double> gbps;       // per size, best of reps
-  std::vector<double> latencyUs;  // per latency size: half round trip, best of reps
-};
-
-// Runs the whole schedule over the peers `make` builds in both processes.
-// The parent sends and measures; the child receives and confirms.
-bool measure(const Options& o,
-             const std::function<std::unique_ptr<Peer>(Pair&, std::string*)>& make, Results* out) {
-  std::vector<size_t> sizes = sizesFor(o);
-  int latencyIters = o.quick ? 200 : o.latencyIters;
-  Pair pair([&](Pair& p) {
-    std::string why;
-    std::unique_ptr<Peer> peer = make(p, &why);
-    if (!peer) {
-      std::fprintf(stderr, "ncclnet-bench (receiver): %s\n", why.c_str());
-      return 1;
-    }
-    char done = 'd';
-    for (size_t size : sizes) {
-      for (int r = 0; r < o.reps; r++) {
-        if (!p.barrier() || !peer->stream(false, size, itersFor(o, size), o.window) ||
-            !p.send(&done, 1)) {
-          return 2;
-        }
-      }
-    }
-    for (size_t size : kLatencySizes) {
-      for (int r = 0; r < o.reps; r++) {
-        if (!p.barrier() || !peer->pingpong(false, size, latencyIters)) return 3;
-      }
-    }
-    return 0;
-  });
-  if (!pair.ok()) return false;
-  std::string why;
-  std::unique_ptr<Peer> peer = make(pair, &why);
-  if (!peer) {
-    std::fprintf(stderr, "ncclnet-bench: %s\n", why.c_str());
-    return false;
-  }
-  out->name = peer->describe();
-  for (size_t size : sizes) {
-    int iters = itersFor(o, size);
-    double best = 0;
-    for (int r = 0; r < o.reps; r++) {
-      char done = 0;
-      if (!pair.barrier()) return false;
-      auto start = Clock::now();
-      if (!peer->stream(true, size, iters, o.window) || !pair.recv(&done, 1, 600)) return false;
-      best = std::max(best, double(size) * iters / secondsSince(start) / 1e9);
-    }
-    out->gbps.push_back(best);
-  }
-  for (size_t size : kLatencySizes) {
-    double best = 1e300;
-    for (int r = 0; r < o.reps; r++) {
-      if (!pair.barrier()) return false;
-      auto start = Clock::now();
-      if (!peer->pingpong(true, size, latencyIters)) return false;
-      best = std::min(best, secondsSince(start) / latencyIters / 2 * 1e6);
-    }
-    out->latencyUs.push_back(best);
-  }
-  peer.reset();
-  return pair.join() == 0;
-}
-
-std::string human(size_t size) {
-  char text[32];
-  if (size >= (1u << 20) && size % (1u << 20) == 0)
-    std::snprintf(text, sizeof(text), "%zu MiB", size >> 20);
-  else if (size >= 1024 && size % 1024 == 0)
-    std::snprintf(text, sizeof(text), "%zu KiB", size >> 10);
-  else
-    std::snprintf(text, sizeof(text), "%zu B", size);
-  return text;
+Schedule scheduleFor(const Options& o) {
+  Schedule s;
+  s.sizes = sizesFor(o);
+  for (size_t size : s.sizes) s.iters.push_back(itersFor(o, size));
+  s.latencySizes = kLatencySizes;
+  s.latencyIters = o.latencyIters > 0 ? o.latencyIters : o.quick ? 200 : 20000;
+  s.window = o.window;
+  s.runs = o.runs;
+  s.comms = o.comms;
+  return s;
 }
 
 int defaultTcpStreams() {
@@ -250,59 +222,66 @@ int main(int argc, char** argv) {
     usage();
     return 2;
   }
+#ifndef NCCLNET_BENCH_HAVE_FABRIC
+  if (std::find(o.baselines.begin(), o.baselines.end(), "fabric") != o.baselines.end()) {
+    std::fprintf(stderr, "ncclnet-bench: this ncclnet-bench was built without libfabric\n");
+    return 2;
+  }
+#endif
   if (o.tcpStreams == 0) o.tcpStreams = defaultTcpStreams();
   o.plugin.maxSize = std::max(o.maxSize, kLatencySizes.back());
   o.plugin.buffers = std::clamp(o.window, 1, 4);
   size_t bufferBytes = o.plugin.maxSize;
 
-  Results plugin, tcp;
-  if (!measure(
-          o,
-          [&](Pair& p, std::string* why) -> std::unique_ptr<Peer> {
-            return PluginPeer::open(o.plugin, p, why);
-          },
-          &plugin)) {
-    std::fprintf(stderr, "ncclnet-bench: the plugin run failed\n");
-    return 1;
+  std::vector<Opener> subjects;
+  for (size_t k = 0; k < o.plugins.size(); k++) {
+    PluginOptions options = o.plugin;
+    options.pluginList = o.plugins[k];
+    if (k > 0) options.netName.reset();
+    subjects.push_back([options, comms = o.comms](Pair& p, std::string* why) {
+      return PluginPeer::open(options, comms, p, why);
+    });
   }
-  auto openBaseline = [&](Pair& p, std::string* why) -> std::unique_ptr<Peer> {
+  for (const std::string& baseline : o.baselines) {
+    subjects.push_back([&o, baseline, bufferBytes](Pair& p, std::string* why) {
+      std::vector<std::unique_ptr<Peer>> comms;
+      for (int c = 0; c < o.comms; c++) {
+        std::unique_ptr<Peer> peer;
 #ifdef NCCLNET_BENCH_HAVE_FABRIC
-    if (o.baseline == "fabric") return FabricPeer::open(bufferBytes, o.window, p, why);
+        if (baseline == "fabric") peer = FabricPeer::open(bufferBytes, o.window, p, why);
 #endif
-    if (o.baseline == "fabric") {
-      *why = "this ncclnet-bench was built without libfabric";
-      return nullptr;
-    }
-    return TcpPeer::open(o.tcpHost, o.tcpStreams, bufferBytes, p, why);
-  };
-  if (o.tcp && !measure(o, openBaseline, &tcp)) {
-    std::fprintf(stderr, "ncclnet-bench: the %s baseline run failed\n", o.baseline.c_str());
-    return 1;
+        if (baseline == "tcp") peer = TcpPeer::open(o.tcpHost, o.tcpStreams, bufferBytes, p, why);
+        if (!peer) return std::vector<std::unique_ptr<Peer>>{};
+        comms.push_back(std::move(peer));
+      }
+      return comms;
+    });
   }
 
-  std::printf("plugin:   %s\n", plugin.name.c_str());
-  if (o.tcp) std::printf("baseline: %s\n", tcp.name.c_str());
-  std::printf("two processes, window %d, best of %d\n\n", o.window, o.reps);
-  std::printf("%-10s %14s %14s %8s\n", "size", "plugin GB/s", "baseline GB/s", "ratio");
-  std::vector<size_t> sizes = sizesFor(o);
-  for (size_t i = 0; i < sizes.size(); i++) {
-    if (o.tcp) {
-      std::printf("%-10s %14.3f %14.3f %8.2f\n", human(sizes[i]).c_str(), plugin.gbps[i],
-                  tcp.gbps[i], plugin.gbps[i] / tcp.gbps[i]);
-    } else {
-      std::printf("%-10s %14.3f %14s %8s\n", human(sizes[i]).c_str(), plugin.gbps[i], "-", "-");
+  // A JSON file that cannot be written fails now, not after the run.
+  if (!o.json.empty()) {
+    std::FILE* probe = std::fopen(o.json.c_str(), "w");
+    if (probe == nullptr) {
+      std::fprintf(stderr, "ncclnet-bench: --json %s: %s\n", o.json.c_str(), std::strerror(errno));
+      return 2;
     }
+    std::fclose(probe);
   }
-  std::printf("\n%-10s %14s %14s %8s\n", "ping-pong", "plugin us", "baseline us", "ratio");
-  for (size_t i = 0; i < kLatencySizes.size(); i++) {
-    if (o.tcp) {
-      std::printf("%-10s %14.2f %14.2f %8.2f\n", human(kLatencySizes[i]).c_str(),
-                  plugin.latencyUs[i], tcp.latencyUs[i], plugin.latencyUs[i] / tcp.latencyUs[i]);
-    } else {
-      std::printf("%-10s %14.2f %14s %8s\n", human(kLatencySizes[i]).c_str(), plugin.latencyUs[i],
-                  "-", "-");
-    }
+
+  Schedule schedule = scheduleFor(o);
+  RunInfo info = describeMachine(argc, argv);
+  info.version = ncclnet::host::versionLine("ncclnet-bench");
+  std::vector<SubjectResult> results;
+  if (!measureSideBySide(schedule, subjects, &results)) {
+    std::fprintf(stderr, "ncclnet-bench: the run failed\n");
+    return 1;
   }
-  std::printf("(latency: half a round trip; bandwidth: 1 GB/s = 1e9 bytes/s)\n");
+  info.loadAverageAfter = loadAverage();
+  printText(schedule, results, info);
+  std::string why;
+  if (!o.json.empty() && !writeJson(o.json, schedule, results, info, &why)) {
+    std::fprintf(stderr, "ncclnet-bench: %s\n", why.c_str());
+    return 1;
+  }
   return 0;
 }

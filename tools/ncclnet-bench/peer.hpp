@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // ncclnet-bench: one end of a two-process connection over some transport
-// (a plugin, or raw TCP as the baseline).
+// (a plugin's comm pair, or a baseline's connection); `--comms N` opens N
+// of them and drives each from its own thread.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +12,8 @@ namespace bench {
 class Peer {
  public:
   virtual ~Peer() = default;
+  // Short name for tables: the plugin's name, "raw TCP", "raw libfabric".
+  virtual std::string label() const = 0;
   virtual std::string describe() const = 0;
   // Moves `iters` messages of `size` bytes one way, at most `window` in
   // flight; the sender returns when its last send completed, the receiver

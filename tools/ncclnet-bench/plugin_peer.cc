@@ -3,6 +3,7 @@
 // test the oldest request until it is done.
 #include "plugin_peer.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -14,94 +15,137 @@ constexpr int kTag = 0;
 constexpr double kSetupSeconds = 60;
 }  // namespace
 
-std::unique_ptr<PluginPeer> PluginPeer::open(const PluginOptions& options, Pair& pair,
-                                             std::string* why) {
-  std::unique_ptr<PluginPeer> peer(new PluginPeer());
-  ncclnet::host::LoaderOptions lo;
-  lo.pluginList = options.pluginList;
-  lo.netName = options.netName;
-  lo.pinnedVersion = options.abi;
-  ncclnet::host::Loader loader(lo);
-  if (loader.load(&peer->plugin_) != ncclSuccess) {
-    *why = "cannot load a plugin from '" + options.pluginList + "': " + loader.report().outcome;
-    return nullptr;
+class PluginSession {
+ public:
+  static std::shared_ptr<PluginSession> load(const PluginOptions& options, std::string* why) {
+    std::shared_ptr<PluginSession> session(new PluginSession());
+    ncclnet::host::LoaderOptions lo;
+    lo.pluginList = options.pluginList;
+    lo.netName = options.netName;
+    lo.pinnedVersion = options.abi;
+    ncclnet::host::Loader loader(lo);
+    if (loader.load(&session->plugin_) != ncclSuccess) {
+      *why = "cannot load a plugin from '" + options.pluginList + "': " + loader.report().outcome;
+      return nullptr;
+    }
+    ncclnet::host::NetView& net = session->plugin_->net();
+    ncclNetCommConfig_v12_t config{NCCL_NET_TRAFFIC_CLASS_UNDEF};
+    if (net.init(&session->ctx_, 0xbe9c4, &config, ncclnet::host::stderrLogger(),
+                 ncclnet::host::profilerCallback()) != ncclSuccess) {
+      *why = "init failed";
+      return nullptr;
+    }
+    session->net_ = &net;
+    int ndev = 0;
+    ncclNetProperties_v12_t props;
+    if (net.devices(&ndev) != ncclSuccess || options.dev >= ndev ||
+        net.getProperties(options.dev, &props) != ncclSuccess) {
+      *why = "device " + std::to_string(options.dev) + " does not exist";
+      return nullptr;
+    }
+    session->device_ = props.name ? props.name : "?";
+    return session;
   }
-  ncclnet::host::NetView& net = peer->plugin_->net();
-  ncclNetCommConfig_v12_t config{NCCL_NET_TRAFFIC_CLASS_UNDEF};
-  if (net.init(&peer->ctx_, 0xbe9c4, &config, ncclnet::host::stderrLogger(),
-               ncclnet::host::profilerCallback()) != ncclSuccess) {
-    *why = "init failed";
-    return nullptr;
+  ~PluginSession() {
+    if (net_ != nullptr) net_->finalize(ctx_);
   }
-  peer->net_ = &net;
-  int ndev = 0;
-  ncclNetProperties_v12_t props;
-  if (net.devices(&ndev) != ncclSuccess || options.dev >= ndev ||
-      net.getProperties(options.dev, &props) != ncclSuccess) {
-    *why = "device " + std::to_string(options.dev) + " does not exist";
-    return nullptr;
-  }
-  peer->device_ = props.name ? props.name : "?";
+  PluginSession(const PluginSession&) = delete;
+  PluginSession& operator=(const PluginSession&) = delete;
 
+  ncclnet::host::NetView* net() const { return net_; }
+  void* ctx() const { return ctx_; }
+  std::string name() const { return plugin_->name(); }
+  std::string describe() const {
+    return name() + " (ncclNetPlugin_v" + std::to_string(plugin_->version()) + ", device " +
+           device_ + ")";
+  }
+
+ private:
+  PluginSession() = default;
+  std::unique_ptr<ncclnet::host::LoadedPlugin> plugin_;
+  ncclnet::host::NetView* net_ = nullptr;  // set once init succeeded
+  void* ctx_ = nullptr;
+  std::string device_;
+};
+
+std::vector<std::unique_ptr<Peer>> PluginPeer::open(const PluginOptions& options, int comms,
+                                                    Pair& pair, std::string* why) {
+  std::vector<std::unique_ptr<Peer>> peers;
+  std::shared_ptr<PluginSession> session = PluginSession::load(options, why);
+  if (!session) return peers;
+  for (int c = 0; c < comms; c++) {
+    std::unique_ptr<PluginPeer> peer(new PluginPeer(session));
+    if (!peer->connect(options, pair, why)) {
+      peers.clear();
+      return peers;
+    }
+    peers.push_back(std::move(peer));
+  }
+  return peers;
+}
+
+PluginPeer::PluginPeer(std::shared_ptr<PluginSession> session)
+    : session_(std::move(session)), net_(session_->net()) {}
+
+bool PluginPeer::connect(const PluginOptions& options, Pair& pair, std::string* why) {
+  ncclnet::host::NetView& net = *net_;
   char mine[NCCL_NET_HANDLE_MAXSIZE] = {};
   char theirs[NCCL_NET_HANDLE_MAXSIZE] = {};
   void* listenComm = nullptr;
-  if (net.listen(peer->ctx_, options.dev, mine, &listenComm) != ncclSuccess ||
+  if (net.listen(session_->ctx(), options.dev, mine, &listenComm) != ncclSuccess ||
       !pair.send(mine, sizeof(mine)) || !pair.recv(theirs, sizeof(theirs))) {
     *why = "listen or the handle exchange failed";
-    return nullptr;
+    return false;
   }
   // connect and accept interleaved: a plugin may need the peer's accept to
   // finish its connect.
   auto start = Clock::now();
-  while ((peer->sendComm_ == nullptr || peer->recvComm_ == nullptr) &&
-         secondsSince(start) < kSetupSeconds) {
-    if (peer->sendComm_ == nullptr &&
-        net.connect(peer->ctx_, options.dev, theirs, &peer->sendComm_, nullptr) != ncclSuccess) {
+  while ((sendComm_ == nullptr || recvComm_ == nullptr) && secondsSince(start) < kSetupSeconds) {
+    if (sendComm_ == nullptr &&
+        net.connect(session_->ctx(), options.dev, theirs, &sendComm_, nullptr) != ncclSuccess) {
       break;
     }
-    if (peer->recvComm_ == nullptr &&
-        net.accept(listenComm, &peer->recvComm_, nullptr) != ncclSuccess) {
+    if (recvComm_ == nullptr && net.accept(listenComm, &recvComm_, nullptr) != ncclSuccess) {
       break;
     }
   }
   net.closeListen(listenComm);
-  if (peer->sendComm_ == nullptr || peer->recvComm_ == nullptr) {
+  if (sendComm_ == nullptr || recvComm_ == nullptr) {
     *why = "connect/accept did not complete";
-    return nullptr;
+    return false;
   }
   size_t bytes = std::max<size_t>(options.maxSize, 1);
-  peer->sendBuffer_.assign(bytes, 1);
-  if (net.regMr(peer->sendComm_, peer->sendBuffer_.data(), bytes, NCCL_PTR_HOST, &peer->sendMr_) !=
-      ncclSuccess) {
+  sendBuffer_.assign(bytes, 1);
+  if (net.regMr(sendComm_, sendBuffer_.data(), bytes, NCCL_PTR_HOST, &sendMr_) != ncclSuccess) {
     *why = "regMr failed";
-    return nullptr;
+    return false;
   }
   for (int i = 0; i < options.buffers; i++) {
-    peer->recvBuffers_.emplace_back(bytes, 0);
+    recvBuffers_.emplace_back(bytes, 0);
     void* mr = nullptr;
-    if (net.regMr(peer->recvComm_, peer->recvBuffers_.back().data(), bytes, NCCL_PTR_HOST, &mr) !=
+    if (net.regMr(recvComm_, recvBuffers_.back().data(), bytes, NCCL_PTR_HOST, &mr) !=
         ncclSuccess) {
       *why = "regMr failed";
-      return nullptr;
+      return false;
     }
-    peer->recvMrs_.push_back(mr);
+    recvMrs_.push_back(mr);
   }
-  return peer;
+  return true;
 }
 
 PluginPeer::~PluginPeer() {
-  if (net_ == nullptr) return;
   if (sendMr_) net_->deregMr(sendComm_, sendMr_);
   for (void* mr : recvMrs_) net_->deregMr(recvComm_, mr);
   if (sendComm_) net_->closeSend(sendComm_);
   if (recvComm_) net_->closeRecv(recvComm_);
-  net_->finalize(ctx_);
+}
+
+std::string PluginPeer::label() const {
+  return session_->name();
 }
 
 std::string PluginPeer::describe() const {
-  return std::string(plugin_->name()) + " (ncclNetPlugin_v" + std::to_string(plugin_->version()) +
-         ", device " + device_ + ")";
+  return session_->describe();
 }
 
 void* PluginPeer::postSend(size_t size) {

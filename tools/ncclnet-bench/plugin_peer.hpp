@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// ncclnet-bench: a plugin loaded through the SDK host Loader, connected to
-// its twin in the other process in both directions.
+// ncclnet-bench: a plugin loaded through the SDK host Loader and initialized
+// once per process, with any number of comm pairs, each connected to its
+// twin in the other process in both directions (NCCL opens one per channel).
 #pragma once
 
 #include <memory>
@@ -23,28 +24,33 @@ struct PluginOptions {
   int buffers = 4;  // distinct receive buffers cycled through
 };
 
+// The loaded plugin and its init context, shared by its comms; finalized
+// when the last comm closes.
+class PluginSession;
+
 class PluginPeer : public Peer {
  public:
-  static std::unique_ptr<PluginPeer> open(const PluginOptions& options, Pair& pair,
-                                          std::string* why);
+  // `comms` comm pairs of one plugin instance.
+  static std::vector<std::unique_ptr<Peer>> open(const PluginOptions& options, int comms,
+                                                 Pair& pair, std::string* why);
   ~PluginPeer() override;
 
+  std::string label() const override;
   std::string describe() const override;
   bool stream(bool sender, size_t size, int iters, int window) override;
   bool pingpong(bool initiator, size_t size, int iters) override;
 
  private:
-  PluginPeer() = default;
+  explicit PluginPeer(std::shared_ptr<PluginSession> session);
+  bool connect(const PluginOptions& options, Pair& pair, std::string* why);
   bool wait(void* request);
   void* postSend(size_t size);
   void* postRecv(size_t size, int buffer);
 
-  std::unique_ptr<ncclnet::host::LoadedPlugin> plugin_;
+  std::shared_ptr<PluginSession> session_;
   ncclnet::host::NetView* net_ = nullptr;
-  void* ctx_ = nullptr;
   void* sendComm_ = nullptr;
   void* recvComm_ = nullptr;
-  std::string device_;
   std::vector<char> sendBuffer_;
   void* sendMr_ = nullptr;
   std::vector<std::vector<char>> recvBuffers_;

@@ -19,6 +19,7 @@ class TcpPeer : public Peer {
                                        Pair& pair, std::string* why);
   ~TcpPeer() override;
 
+  std::string label() const override { return "raw TCP"; }
   std::string describe() const override;
   bool stream(bool sender, size_t size, int iters, int window) override;
   bool pingpong(bool initiator, size_t size, int iters) override;
