@@ -187,6 +187,12 @@ class SendComm : public CommBase {
   ncclResult_t isend(void* data, size_t size, int tag, MrHandle* mh, void** request);
   ncclResult_t test(Request* r, int* done, int* sizes);
 
+  // How long writes in flight may still complete after the receiver's
+  // handshake connection closed. A receiver that got the last message may
+  // close at once, and the acknowledgement of that write travels apart from
+  // the close (on a fabric, or softverbs' own link), so it can come second.
+  static constexpr std::chrono::milliseconds kAcksAfterClose{2000};
+
  private:
   struct InFlight {
     Request* reqs[kMaxRecvs] = {};
@@ -219,6 +225,9 @@ class SendComm : public CommBase {
   uint64_t head_ = 0;
   Pending pending_;
   InFlight inflight_[kSlots];
+  // When test() first found the receiver's handshake connection closed
+  // with writes in flight (zero: not yet).
+  std::chrono::steady_clock::time_point closedSeenAt_{};
   ncclnet::RequestPool<Request> pool_{static_cast<size_t>(kSlots * kMaxRecvs)};
 };
 

@@ -195,10 +195,13 @@ ncclResult_t SendComm::test(Request* r, int* done, int* sizes) {
   if (res != ncclSuccess) return res;
   if (!r->done && peerClosed()) {
     // The write's completion may have come in after the drain above and
-    // before the receiver closed: look once more before failing.
+    // before the receiver closed: look once more, and keep looking for
+    // kAcksAfterClose before failing.
     res = drain(onCompletion);
     if (res != ncclSuccess) return res;
-    if (!r->done) {
+    auto now = std::chrono::steady_clock::now();
+    if (closedSeenAt_ == std::chrono::steady_clock::time_point{}) closedSeenAt_ = now;
+    if (!r->done && now - closedSeenAt_ >= kAcksAfterClose) {
       // A silent host ends here too, once keepalive gives up on the
       // handshake connection: posted writes to it may retry for long.
       NCCLNET_WARN(log_,
