@@ -77,7 +77,10 @@ if [ ! -e "$aws_build/Makefile" ]; then
     { tail -30 "$work/aws-ofi-nccl-configure.log"; exit 1; }
 fi
 echo "build.sh: building aws-ofi-nccl (log $work/aws-ofi-nccl-make.log)"
-make -C "$aws_build" -j"$jobs" install >"$work/aws-ofi-nccl-make.log" 2>&1 ||
+# gin_gdaki_backend_version compiles without the MPI wrapper but includes
+# mpi.h: MPI's include directories go on every compile line.
+mpi_cppflags=$(mpicc --showme:incdirs | tr ' ' '\n' | sed 's/^/-I/' | tr '\n' ' ')
+make -C "$aws_build" -j"$jobs" CPPFLAGS="$mpi_cppflags" install >"$work/aws-ofi-nccl-make.log" 2>&1 ||
   { tail -40 "$work/aws-ofi-nccl-make.log"; exit 1; }
 
 # --- NCCL's example plugin --------------------------------------------------

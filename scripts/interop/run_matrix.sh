@@ -52,7 +52,8 @@ suite_cell() {
   fi
   local env=()
   [ "$provider" != - ] && env+=("FI_PROVIDER=$provider")
-  timeout -k 10 "$SUITE_TIMEOUT" env "${env[@]}" "$conformance" --plugin "$plugin" \
+  # Line-buffered: a run cut by its timeout still shows each finished scenario.
+  timeout -k 10 "$SUITE_TIMEOUT" env "${env[@]}" stdbuf -oL "$conformance" --plugin "$plugin" \
     --profile "$profile" --device "$device" --json "$json" --no-progress "$@" >"$log" 2>&1
   rc=$?
   case $rc in
