@@ -53,9 +53,10 @@ suite_cell() {
   fi
   local env=()
   [ "$provider" != - ] && env+=("FI_PROVIDER=$provider")
-  # Line-buffered: a run cut by its timeout still shows each finished scenario.
+  # Line-buffered and verbose: a run cut by its timeout still shows each
+  # finished scenario with its time (the JSON report is written at the end).
   timeout -k 10 "$SUITE_TIMEOUT" env "${env[@]}" stdbuf -oL "$conformance" --plugin "$plugin" \
-    --profile "$profile" --device "$device" --json "$json" --no-progress "$@" >"$log" 2>&1
+    --profile "$profile" --device "$device" --json "$json" --no-progress --verbose "$@" >"$log" 2>&1
   rc=$?
   case $rc in
     0) result=pass ;;
