@@ -6,7 +6,8 @@
 #                 built with CUDA and Open MPI, tests patched by
 #                 patch_functional_tests.sh (shared GPU, plugin by variable)
 #   nccl-example  NCCL's example net plugin (plugins/net/example, 0 devices)
-# A source is a release tree or a git directory (then TAG is extracted).
+# A source is a release tree (patched in place) or a git directory (then
+# TAG is extracted under the work tree and patched there).
 #
 #   scripts/interop/build.sh --aws-ofi-nccl SRC_OR_GIT[@TAG] --nccl SRC_OR_GIT[@TAG] [--stage DIR]
 #
