@@ -233,16 +233,23 @@ int run(int argc, char** argv) {
   std::string abi = opt.abi.value_or(profile.abi.value_or(""));
   if (!report.plugin.loaded ||
       !chooseVersions(abi, report.plugin, oldest, newest, &report.versions, &error)) {
-    if (!report.plugin.loaded)
+    // A plugin with no devices loads fine: say plainly that NCCL would
+    // not use it, under the rule it breaks, rather than "cannot load".
+    Rule rule = report.plugin.noDevices ? Rule::DevicesReported : Rule::TablesExported;
+    if (report.plugin.noDevices)
+      error = "'" + config.plugin +
+              "' loads, but devices() reported 0 devices: NCCL passes it over and falls back "
+              "to its internal transports (IB, then Socket); nothing else can be tested";
+    else if (!report.plugin.loaded)
       error = "cannot load '" + config.plugin + "': " + report.plugin.error;
     std::fprintf(stderr, "ncclnet-conformance: %s\n", error.c_str());
     report.plugin.error = error;
     TestResult load;
     load.test = "Load.PluginLoads";
     load.scenario = "Load.PluginLoads";
-    load.rule = Rule::TablesExported;
+    load.rule = rule;
     load.verdict = Verdict::Fail;
-    load.reason = ruleLabel(Rule::TablesExported) + ": " + error;
+    load.reason = ruleLabel(rule) + ": " + error;
     load.rerun = "ncclnet-conformance --plugin " + config.plugin;
     report.results.push_back(load);
     report.seconds = nowSeconds() - start;

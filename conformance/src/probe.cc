@@ -100,11 +100,13 @@ int probeChild(int fd, const std::string& plugin, const std::optional<std::strin
   } else {
     // Name every attempt: which file, and why it was passed over.
     std::string why;
+    bool noDevices = false;
     for (const auto& a : loader.report().attempts) {
+      noDevices = noDevices || (a.opened && a.version > 0 && a.devices == 0);
       why += "\n    " + (a.file.empty() ? std::string("(program)") : a.file) + ": " +
              (a.opened ? a.verdict : a.error);
     }
-    out.str(why);
+    out.str(why).u32(noDevices);
   }
   const std::string& data = out.data();
   size_t done = 0;
@@ -195,6 +197,7 @@ PluginInfo probePlugin(const std::string& plugin, const std::optional<std::strin
   info.loadOutcome = in.str();
   if (!info.loaded) {
     info.error = info.loadOutcome + in.str();
+    info.noDevices = in.u32() != 0;
     if (!in.ok()) info.error = "the plugin probe returned nothing";
     return info;
   }

@@ -21,6 +21,9 @@ struct PluginInfo {
   std::vector<int> exported;  // newest first
   std::string devicesJson;    // array of property objects, at selectedVersion
   std::string loadOutcome;
+  // It loaded and NCCL's checks ran, but devices() reported no device: NCCL
+  // passes such a plugin over and uses its internal transports.
+  bool noDevices = false;
 };
 
 // Loads the plugin as the emulated NCCL would (its ABI window and its rules

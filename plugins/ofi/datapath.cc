@@ -3,6 +3,7 @@
 // receives, flushes, and test().
 #include <climits>
 #include <cstring>
+#include <string>
 
 #include "comm.hpp"
 #include "remote.hpp"
@@ -43,11 +44,15 @@ void Request::onError(int index, const fi_cq_err_entry& entry, const std::string
     return;
   }
   if (err == FI_ETRUNC) {
+    // olen is what did not fit; tcp;ofi_rxm 1.17 reports 0 for messages
+    // that went by rendezvous, so the send size is then unknown here.
+    std::string sent = entry.olen > 0
+                           ? "a " + std::to_string(capacity[index] + entry.olen) + "-byte send"
+                           : "a send of unknown size (more than the buffer)";
     NCCLNET_WARN(log,
-                 "message truncated: a %zu-byte send arrived for a %zu-byte receive buffer "
+                 "message truncated: %s arrived for a %zu-byte receive buffer "
                  "(NCCL tag %d, connection %u); the receive size must be at least the send size",
-                 capacity[index] + entry.olen, capacity[index], ncclTags[index],
-                 layout.connIdOf(tags[index]));
+                 sent.c_str(), capacity[index], ncclTags[index], layout.connIdOf(tags[index]));
   } else {
     NCCLNET_WARN(log, "%s %d of %d on %s failed: %s (NCCL tag %d, connection %u) -> %s",
                  isFlush  ? "flush"

@@ -21,6 +21,11 @@
 #   spread     sdk-socket and NCCL's Socket (2x4) in alternating runs at
 #              several channel counts, medians compared (nccl_socket_spread.sh;
 #              not in the default PARTS: about 4 minutes)
+#   interop    the interop matrix (scripts/interop/run_matrix.sh, one GPU):
+#              our suite against aws-ofi-nccl and NCCL's example plugin,
+#              aws-ofi-nccl's functional tests against our plugins; needs
+#              STAGE_DIR/interop from scripts/interop/build.sh (not in the
+#              default PARTS; docs/interop.md)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -193,6 +198,20 @@ if want spread; then
     status=1
   fi
   grep -vE "^logs:" "$OUT/socket_spread.txt" >>"$summary"
+fi
+
+if want interop; then
+  note "== interop matrix (docs/interop.md)"
+  if [ ! -d "$stage/interop" ]; then
+    note "interop: the stage has no interop/ (scripts/interop/build.sh makes it)"
+    status=1
+  elif "$root/scripts/interop/run_matrix.sh" "$stage" "$OUT/interop" >"$OUT/interop.txt" 2>&1; then
+    note "interop: every cell green"
+  else
+    note "interop: red cells (each explained in docs/interop.md, or new)"
+    status=1
+  fi
+  cat "$OUT/interop.txt" >>"$summary"
 fi
 
 # The machine-readable report: every conformance run and the summary lines.

@@ -380,7 +380,10 @@ TEST_P(SdkOfi, GroupedReceivesRouteByTagInPostingOrder) {
 // posted receive (docs/plugins/ofi.md), so whatever follows a truncation
 // between the same processes is the provider's, not ours.
 TEST_P(SdkOfi, TruncationIsAnErrorNotCorruption) {
-  const std::vector<std::pair<size_t, size_t>> cases = {{1000, 100}, {1 << 20, 512 << 10}};
+  // 16 KiB into 4 KiB: tcp;ofi_rxm 1.17 does not say by how much a
+  // rendezvous-sized message overflowed; the log line must not guess.
+  const std::vector<std::pair<size_t, size_t>> cases = {
+      {1000, 100}, {16384, 4096}, {1 << 20, 512 << 10}};
   for (const auto& c : cases) {
     auto receiver = [=](Peer& peer, Link& link) -> std::string {
       void* listenComm = nullptr;
@@ -403,6 +406,14 @@ TEST_P(SdkOfi, TruncationIsAnErrorNotCorruption) {
         ROLE_CHECK(buffer[g] == 0xee, "byte %zu past the %zu-byte buffer was written", g, c.second);
       }
       ROLE_CHECK(countLogged("truncated") == 1, "no log line");
+      ROLE_CHECK(countLogged(format("for a %zu-byte receive buffer", c.second)) == 1,
+                 "the log line does not name the %zu-byte buffer", c.second);
+      ROLE_CHECK(countLogged(format("a %zu-byte send", c.second)) == 0,
+                 "the log line says the send was as large as the buffer");
+      ROLE_CHECK(
+          countLogged(format("a %zu-byte send", c.first)) + countLogged("a send of unknown size") ==
+              1,
+          "the log line gives a wrong send size");
       ROLE_CHECK(link.wait(), "sender never finished");
       ROLE_OK(peer.net().deregMr(recvComm, mh));
       ROLE_OK(peer.net().closeRecv(recvComm));
