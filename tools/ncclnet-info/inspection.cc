@@ -9,18 +9,6 @@
 
 namespace ncclnet::info {
 
-int propertySince(const std::string& field) {
-  if (field == "netDeviceType" || field == "netDeviceVersion") return 7;
-  if (field == "regIsGlobal") return 8;
-  if (field == "forceFlush" || field == "vProps" || field == "maxP2pBytes" ||
-      field == "maxCollBytes") {
-    return 9;
-  }
-  if (field == "maxMultiRequestSize") return 11;
-  if (field == "railId" || field == "planeId") return 12;
-  return 6;
-}
-
 namespace {
 
 // A broken devices() may report any count; past this the tool stops asking.

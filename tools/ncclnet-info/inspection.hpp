@@ -10,6 +10,7 @@
 #include "log_capture.hpp"
 #include "ncclnet/abi/net.h"
 #include "ncclnet/host/loader.hpp"
+#include "ncclnet/host/property_checks.hpp"
 #include "options.hpp"
 #include "verdicts.hpp"
 
@@ -79,9 +80,7 @@ struct Inspection {
 
 Inspection inspect(const Options& options);
 
-// The first ABI version whose properties struct has `field` (a v12 member
-// name); fields of a newer version are filled by the view with NCCL's
-// defaults, not reported by the plugin.
-int propertySince(const std::string& field);
+// The first ABI version whose properties carry a field: the SDK's rule.
+using host::propertySince;
 
 }  // namespace ncclnet::info
