@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "log_capture.hpp"
+#include "ncclnet/host/log_capture.hpp"
 #include "ncclnet/host/loader.hpp"
 #include "plugin_paths.hpp"
 

@@ -7,12 +7,12 @@
 
 #include <climits>
 
-#include "log_capture.hpp"
+#include "ncclnet/host/log_capture.hpp"
 #include "ncclnet/params.hpp"
 
-using ncclnet::testing::captureLogger;
-using ncclnet::testing::clearLog;
-using ncclnet::testing::countLogged;
+using ncclnet::host::captureLogger;
+using ncclnet::host::clearCapturedLines;
+using ncclnet::host::countCaptured;
 
 namespace {
 
@@ -42,14 +42,14 @@ const char* const kNames[] = {"NCCLNET_KT_FLAG",  "NCCLNET_KT_COUNT", "NCCLNET_K
 class KnobTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    clearLog();
+    clearCapturedLines();
     for (const char* name : kNames) unsetenv(name);
   }
   void TearDown() override {
     for (const char* name : kNames) unsetenv(name);
   }
   ncclResult_t read(Config* c) { return ncclnet::readKnobs(table, kKnobs, c); }
-  int warnings() { return countLogged(NCCL_LOG_WARN, ""); }
+  int warnings() { return countCaptured(NCCL_LOG_WARN, ""); }
 
   ncclnet::ParamTable table{ncclnet::Logger(captureLogger, "NET/test")};
 };
@@ -83,10 +83,10 @@ TEST_F(KnobTest, EachTypeReadsItsValue) {
   EXPECT_EQ(c.bytes, 65536u);
   EXPECT_EQ(c.text, "^docker,lo");
   EXPECT_EQ(c.family, 10);
-  EXPECT_EQ(countLogged(NCCL_LOG_INFO, "param NCCLNET_KT_FAMILY=AF_INET6 (default any, from env)"),
+  EXPECT_EQ(countCaptured(NCCL_LOG_INFO, "param NCCLNET_KT_FAMILY=AF_INET6 (default any, from env)"),
             1)
       << "an enum is listed with its declared spelling";
-  EXPECT_EQ(countLogged(NCCL_LOG_INFO, "param NCCLNET_KT_BYTES=65536"), 1);
+  EXPECT_EQ(countCaptured(NCCL_LOG_INFO, "param NCCLNET_KT_BYTES=65536"), 1);
 }
 
 TEST_F(KnobTest, SizesTakeBinarySuffixes) {
@@ -117,7 +117,7 @@ TEST_P(KnobBadValueTest, IsAnErrorWithOneWarningNamingVariableValueAndAllowed) {
   EXPECT_EQ(read(&c), ncclInvalidUsage);
   EXPECT_EQ(warnings(), 1);
   std::string expected = std::string(bad.name) + "='" + bad.value + "' is not " + bad.allowed;
-  EXPECT_EQ(countLogged(NCCL_LOG_WARN, expected), 1) << expected;
+  EXPECT_EQ(countCaptured(NCCL_LOG_WARN, expected), 1) << expected;
   EXPECT_EQ(table.all().size(), 6u) << "the rest of the table is still read and listed";
 }
 
@@ -145,7 +145,7 @@ TEST_F(KnobTest, ADefaultOutsideItsRangeIsADeclarationError) {
       ncclnet::intKnob("NCCLNET_KT_COUNT", &Config::count, 99, 0, 16, "h")};
   Config b;
   EXPECT_EQ(ncclnet::readKnobs(table, knobs, &b), ncclInternalError);
-  EXPECT_EQ(countLogged(NCCL_LOG_WARN, "NCCLNET_KT_COUNT is declared with the default '99'"), 1);
+  EXPECT_EQ(countCaptured(NCCL_LOG_WARN, "NCCLNET_KT_COUNT is declared with the default '99'"), 1);
   EXPECT_FALSE(ncclnet::knobDefaults(knobs, &b));
 }
 
@@ -169,11 +169,11 @@ TEST_F(KnobTest, DefaultsIgnoreTheEnvironment) {
 TEST_F(KnobTest, ListingShowsWhatEachKnobAccepts) {
   Config c;
   ASSERT_EQ(read(&c), ncclSuccess);
-  EXPECT_EQ(countLogged(NCCL_LOG_INFO,
+  EXPECT_EQ(countCaptured(NCCL_LOG_INFO,
                         "param NCCLNET_KT_COUNT=4 (default 4, from default): "
                         "a count [an integer in [-2, 16]]"),
             1);
-  EXPECT_EQ(countLogged(NCCL_LOG_INFO,
+  EXPECT_EQ(countCaptured(NCCL_LOG_INFO,
                         "param NCCLNET_KT_TEXT=eth (default eth, from default): "
                         "text"),
             1);

@@ -4,18 +4,18 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include "log_capture.hpp"
+#include "ncclnet/host/log_capture.hpp"
 
-using ncclnet::testing::captureLogger;
-using ncclnet::testing::clearLog;
-using ncclnet::testing::countLogged;
+using ncclnet::host::captureLogger;
+using ncclnet::host::clearCapturedLines;
+using ncclnet::host::countCaptured;
 
 namespace {
 
 class ParamsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    clearLog();
+    clearCapturedLines();
     unsetenv("NCCLNET_TEST_KNOB");
   }
   void TearDown() override { unsetenv("NCCLNET_TEST_KNOB"); }
@@ -36,7 +36,7 @@ TEST_F(ParamsTest, EnvironmentOverridesAndIsLogged) {
   ASSERT_EQ(table.readInt("NCCLNET_TEST_KNOB", 7, "help", &value), ncclSuccess);
   EXPECT_EQ(value, 16);
   EXPECT_TRUE(table.all()[0].fromEnv);
-  EXPECT_EQ(countLogged(NCCL_LOG_INFO, "NCCLNET_TEST_KNOB set by environment to 16"), 1);
+  EXPECT_EQ(countCaptured(NCCL_LOG_INFO, "NCCLNET_TEST_KNOB set by environment to 16"), 1);
 }
 
 TEST_F(ParamsTest, GarbageIsAnErrorWithOneWarning) {
@@ -44,7 +44,7 @@ TEST_F(ParamsTest, GarbageIsAnErrorWithOneWarning) {
   int64_t value = 99;
   EXPECT_EQ(table.readInt("NCCLNET_TEST_KNOB", 7, "help", &value), ncclInvalidUsage);
   EXPECT_EQ(value, 99) << "the output is untouched on error";
-  EXPECT_EQ(countLogged(NCCL_LOG_WARN, "NCCLNET_TEST_KNOB='12abc'"), 1);
+  EXPECT_EQ(countCaptured(NCCL_LOG_WARN, "NCCLNET_TEST_KNOB='12abc'"), 1);
 }
 
 TEST_F(ParamsTest, OutOfRangeIsAnError) {
@@ -63,7 +63,7 @@ TEST_F(ParamsTest, ChoiceIsCaseInsensitiveAndRejectsUnknownWords) {
   setenv("NCCLNET_TEST_KNOB", "ipx", 1);
   EXPECT_EQ(table.readChoice("NCCLNET_TEST_KNOB", "any", {"any", "AF_INET"}, "h", &value),
             ncclInvalidUsage);
-  EXPECT_EQ(countLogged(NCCL_LOG_WARN, "is not one of any|AF_INET"), 1);
+  EXPECT_EQ(countCaptured(NCCL_LOG_WARN, "is not one of any|AF_INET"), 1);
 }
 
 TEST_F(ParamsTest, LogAllListsEveryKnobOnTheEnvSubsystem) {
@@ -71,25 +71,24 @@ TEST_F(ParamsTest, LogAllListsEveryKnobOnTheEnvSubsystem) {
   std::string b;
   table.readInt("NCCLNET_TEST_KNOB", 3, "the first knob", &a);
   table.readString("NCCLNET_TEST_OTHER", "eth", "the second knob", &b);
-  clearLog();
+  clearCapturedLines();
   table.logAll();
-  EXPECT_EQ(countLogged(NCCL_LOG_INFO,
+  EXPECT_EQ(countCaptured(NCCL_LOG_INFO,
                         "param NCCLNET_TEST_KNOB=3 (default 3, from default): the first knob"),
             1);
-  EXPECT_EQ(countLogged(NCCL_LOG_INFO, "param NCCLNET_TEST_OTHER=eth"), 1);
-  std::lock_guard<std::mutex> lock(ncclnet::testing::loggedMutex());
-  for (const auto& line : ncclnet::testing::loggedLines()) EXPECT_EQ(line.flags, NCCL_ENV);
+  EXPECT_EQ(countCaptured(NCCL_LOG_INFO, "param NCCLNET_TEST_OTHER=eth"), 1);
+  for (const auto& line : ncclnet::host::capturedLines()) EXPECT_EQ(line.flags, NCCL_ENV);
 }
 
 TEST_F(ParamsTest, EachKnobIsAnnouncedOnceWhenFirstRead) {
   // A plugin whose init fails after reading its knobs has still listed them.
   int64_t a = 0;
   table.readInt("NCCLNET_TEST_KNOB", 3, "the first knob", &a);
-  EXPECT_EQ(countLogged(NCCL_LOG_INFO,
+  EXPECT_EQ(countCaptured(NCCL_LOG_INFO,
                         "param NCCLNET_TEST_KNOB=3 (default 3, from default): the first knob"),
             1);
   table.readInt("NCCLNET_TEST_KNOB", 3, "the first knob", &a);
-  EXPECT_EQ(countLogged(NCCL_LOG_INFO, "param NCCLNET_TEST_KNOB="), 1)
+  EXPECT_EQ(countCaptured(NCCL_LOG_INFO, "param NCCLNET_TEST_KNOB="), 1)
       << "a re-read is not announced again";
 }
 

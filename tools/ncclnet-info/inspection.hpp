@@ -7,14 +7,17 @@
 #include <string>
 #include <vector>
 
-#include "log_capture.hpp"
 #include "ncclnet/abi/net.h"
 #include "ncclnet/host/loader.hpp"
+#include "ncclnet/host/log_capture.hpp"
 #include "ncclnet/host/property_checks.hpp"
 #include "options.hpp"
 #include "verdicts.hpp"
 
 namespace ncclnet::info {
+
+using host::LogLine;
+using host::logLevelName;
 
 // One device's properties, as NCCL's core sees them (the v12 view). The
 // char* members of `props` are not used after inspection: the library may
