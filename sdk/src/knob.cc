@@ -24,24 +24,13 @@ bool parseInteger(const char* raw, const char** rest, int64_t* out) {
   return true;
 }
 
+// No K/M/G suffixes: NCCL's own size knobs (NCCL_BUFFSIZE, ...) are plain
+// byte counts, and "4M" read as 4 MiB here but as 4 by NCCL would disagree.
 bool parseSize(const char* raw, int64_t* out) {
   const char* rest = nullptr;
   int64_t value = 0;
-  if (!parseInteger(raw, &rest, &value) || value < 0) return false;
-  int shift = 0;
-  switch (*rest) {
-    case '\0': break;
-    case 'k':
-    case 'K': shift = 10; break;
-    case 'm':
-    case 'M': shift = 20; break;
-    case 'g':
-    case 'G': shift = 30; break;
-    default: return false;
-  }
-  if (shift != 0 && rest[1] != '\0') return false;
-  if (value > (INT64_MAX >> shift)) return false;
-  *out = value << shift;
+  if (!parseInteger(raw, &rest, &value) || *rest != '\0' || value < 0) return false;
+  *out = value;
   return true;
 }
 
@@ -92,7 +81,7 @@ std::string knobAllowed(const KnobSpec& spec) {
     case KnobType::String: return "any text";
     case KnobType::Flag: return "0 or 1";
     case KnobType::Int: return "an integer in " + rangeText(spec);
-    case KnobType::Size: return "a size in bytes (K, M, G suffixes allowed) in " + rangeText(spec);
+    case KnobType::Size: return "a byte count in " + rangeText(spec);
     case KnobType::Enum: {
       std::string words;
       for (size_t i = 0; i < spec.choiceCount; i++) {

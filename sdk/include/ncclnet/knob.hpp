@@ -28,7 +28,7 @@ namespace ncclnet {
 enum class KnobType {
   Flag,    // 0 or 1
   Int,     // a decimal, 0x-hex or 0-octal integer in [min, max]
-  Size,    // bytes, with an optional K, M or G suffix (powers of 1024), in [min, max]
+  Size,    // a byte count in [min, max], into a size_t (no suffixes, as NCCL's)
   String,  // free text (interface lists, paths)
   Enum,    // one of a few words, case-insensitive, each standing for a number
 };
