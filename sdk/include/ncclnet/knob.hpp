@@ -10,7 +10,7 @@
 //       ncclnet::stringKnob("NCCLNET_X_DOMAINS", &Config::domains, "", "NICs to use"),
 //   };
 //   Config config;
-//   NCCLCHECK(ncclnet::readKnobs(params, kKnobs, &config));   // params.hpp
+//   ncclResult_t res = ncclnet::readKnobs(params, kKnobs, &config);  // params.hpp
 //
 // Every value is refused unless it is exactly what the knob allows (NCCL
 // itself falls back to the default with an INFO line, src/misc/param.cc
