@@ -36,52 +36,6 @@ ncclResult_t ParamTable::read(const KnobSpec& spec, KnobValue* out) {
   return ncclSuccess;
 }
 
-ncclResult_t ParamTable::readInt(const char* name, int64_t def, const char* help, int64_t* out,
-                                 int64_t min, int64_t max) {
-  KnobSpec spec;
-  spec.name = name;
-  spec.type = KnobType::Int;
-  spec.help = help;
-  spec.defaultNumber = def;
-  spec.min = min;
-  spec.max = max;
-  KnobValue value;
-  ncclResult_t res = read(spec, &value);
-  if (res == ncclSuccess) *out = value.number;
-  return res;
-}
-
-ncclResult_t ParamTable::readString(const char* name, const char* def, const char* help,
-                                    std::string* out) {
-  KnobSpec spec;
-  spec.name = name;
-  spec.type = KnobType::String;
-  spec.help = help;
-  spec.defaultText = def;
-  KnobValue value;
-  ncclResult_t res = read(spec, &value);
-  if (res == ncclSuccess) *out = std::move(value.text);
-  return res;
-}
-
-ncclResult_t ParamTable::readChoice(const char* name, const char* def,
-                                    std::initializer_list<const char*> choices, const char* help,
-                                    std::string* out) {
-  std::vector<KnobChoice> words;
-  for (const char* c : choices) words.push_back(KnobChoice{c, static_cast<int64_t>(words.size())});
-  KnobSpec spec;
-  spec.name = name;
-  spec.type = KnobType::Enum;
-  spec.help = help;
-  spec.defaultText = def;
-  spec.choices = words.data();
-  spec.choiceCount = words.size();
-  KnobValue value;
-  ncclResult_t res = read(spec, &value);
-  if (res == ncclSuccess) *out = std::move(value.text);
-  return res;
-}
-
 void ParamTable::logAll() const {
   for (const ParamInfo& p : params_) announce(p);
 }

@@ -14,7 +14,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -41,14 +40,6 @@ class ParamTable {
   // the knob does not allow is ncclInvalidUsage with one WARN line naming
   // the variable, the value and what is allowed. *out is untouched then.
   ncclResult_t read(const KnobSpec& spec, KnobValue* out);
-
-  // One-off readers for knobs outside a table (test plugins).
-  ncclResult_t readInt(const char* name, int64_t def, const char* help, int64_t* out,
-                       int64_t min = INT64_MIN, int64_t max = INT64_MAX);
-  ncclResult_t readString(const char* name, const char* def, const char* help, std::string* out);
-  ncclResult_t readChoice(const char* name, const char* def,
-                          std::initializer_list<const char*> choices, const char* help,
-                          std::string* out);
 
   const std::vector<ParamInfo>& all() const { return params_; }
   void logAll() const;
