@@ -16,8 +16,8 @@
 
 namespace ncclnet::info {
 
-using host::LogLine;
 using host::logLevelName;
+using host::LogLine;
 
 // One device's properties, as NCCL's core sees them (the v12 view). The
 // char* members of `props` are not used after inspection: the library may
