@@ -14,28 +14,22 @@
 #include "harness/crash_report.hpp"
 #include "harness/launch.hpp"
 #include "harness/wire.hpp"
+#include "ncclnet/host/json_writer.hpp"
 #include "ncclnet/host/loader.hpp"
-#include "report/json.hpp"
 #include "scenario/plugin_log.hpp"
 
 namespace conformance {
+
+using ncclnet::host::JsonWriter;
 
 namespace {
 
 void writeProps(JsonWriter& w, int dev, const ncclNetProperties_v12_t& p) {
   w.beginObject();
   w.key("dev").value(dev);
-  w.key("name");
-  if (p.name)
-    w.value(p.name);
-  else
-    w.null();
-  w.key("pciPath");
-  if (p.pciPath)
-    w.value(p.pciPath);
-  else
-    w.null();
-  w.key("guid").value(static_cast<long long>(p.guid));
+  w.key("name").value(p.name);  // NULL is written as null
+  w.key("pciPath").value(p.pciPath);
+  w.key("guid").value(p.guid);  // uint64_t: GUIDs often have the top bit set
   w.key("ptrSupport").value(p.ptrSupport);
   w.key("regIsGlobal").value(p.regIsGlobal);
   w.key("forceFlush").value(p.forceFlush);
@@ -50,8 +44,8 @@ void writeProps(JsonWriter& w, int dev, const ncclNetProperties_v12_t& p) {
   for (int i = 0; i < p.vProps.ndevs && i < NCCL_NET_MAX_DEVS_PER_NIC; i++)
     w.value(p.vProps.devs[i]);
   w.endArray();
-  w.key("maxP2pBytes").value(static_cast<long long>(p.maxP2pBytes));
-  w.key("maxCollBytes").value(static_cast<long long>(p.maxCollBytes));
+  w.key("maxP2pBytes").value(p.maxP2pBytes);
+  w.key("maxCollBytes").value(p.maxCollBytes);
   w.key("maxMultiRequestSize").value(p.maxMultiRequestSize);
   w.key("railId").value(p.railId);
   w.key("planeId").value(p.planeId);

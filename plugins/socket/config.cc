@@ -81,122 +81,111 @@ Patience Config::patience() const {
   return Patience{std::chrono::microseconds(spinUs), std::chrono::microseconds(idleSpinUs)};
 }
 
-ncclResult_t Config::read(ParamTable& params, int cores, Config* out) {
-  Config c;
-  ncclResult_t res =
-      params.readString("NCCL_SOCKET_IFNAME", "",
-                        "interfaces to use: prefix list, '^' excludes, '=' matches exactly; "
-                        "empty: ib* if any, else every interface but lo and docker*",
-                        &c.ifname);
-  if (res != ncclSuccess) return res;
+namespace {
 
-  std::string family;
-  res = params.readChoice("NCCL_SOCKET_FAMILY", "any", {"any", "AF_INET", "AF_INET6"},
-                          "address family of the interfaces used", &family);
-  if (res != ncclSuccess) return res;
-  c.family = family == "AF_INET" ? AF_INET : family == "AF_INET6" ? AF_INET6 : AF_UNSPEC;
+constexpr KnobChoice kFamilies[] = {
+    {"any", AF_UNSPEC}, {"AF_INET", AF_INET}, {"AF_INET6", AF_INET6}};
 
+// NCCL's Socket transport knobs keep its names and meanings; NCCLNET_* are
+// this plugin's own. Counts and spins take kAuto (or -1) for "automatic",
+// resolved by read() below.
+constexpr Knob<Config> kKnobs[] = {
+    stringKnob("NCCL_SOCKET_IFNAME", &Config::ifname, "",
+               "interfaces to use: prefix list, '^' excludes, '=' matches exactly; "
+               "empty: ib* if any, else every interface but lo and docker*"),
+    enumKnob("NCCL_SOCKET_FAMILY", &Config::family, "any", kFamilies,
+             "address family of the interfaces used"),
+    intKnob("NCCL_SOCKET_NTHREADS", &Config::nThreads, kAuto, kAuto, kMaxThreads,
+            "helper threads per comm (0: the progress thread moves the data; "
+            "-2: automatic from the core count)"),
+    intKnob("NCCL_NSOCKS_PERTHREAD", &Config::nSocksPerThread, kAuto, kAuto, kMaxStreams,
+            "data sockets per helper thread (threads x sockets <= 64; -2, -1 or 0: automatic)"),
+    sizeKnob("NCCL_SOCKET_INLINE", &Config::inlineBytes, 4096, 0, 1 << 20,
+             "messages up to this many bytes travel with their header on the control "
+             "socket, skipping the helper threads"),
+    sizeKnob("NCCL_SOCKET_MIN_TASKSIZE", &Config::minTaskBytes, 64 << 10, 4096, 1 << 30,
+             "smallest stripe of a large message given a socket of its own (bytes)"),
+    intKnob("NCCLNET_SOCKET_CONNECT_TIMEOUT_MS", &Config::connectTimeoutMs, 30000, 100, 3600 * 1000,
+            "connect gives up (ncclRemoteError) when the listener stays unreachable this long"),
+    intKnob("NCCLNET_SOCKET_HANDSHAKE_TIMEOUT_MS", &Config::handshakeTimeoutMs, 10000, 100,
+            3600 * 1000,
+            "accept drops a connection that has not completed its hello this long after "
+            "arriving"),
+    intKnob("NCCLNET_SOCKET_PEER_TIMEOUT_MS", &Config::peerTimeoutMs, 30000, 1000, 3600 * 1000,
+            "a peer that stops acknowledging data (or keepalives) this long is declared dead "
+            "(TCP_USER_TIMEOUT and keepalive)"),
+    intKnob("NCCLNET_SOCKET_BUFFER_BYTES", &Config::socketBufferBytes, 0, 0, 1 << 30,
+            "SO_SNDBUF/SO_RCVBUF of each data socket; 0 keeps the kernel's autotuning"),
+    intKnob("NCCLNET_SOCKET_SPIN_US", &Config::spinUs, kAuto, kAuto, 10000,
+            "a helper thread whose stripe stalls (its socket full, or empty while bytes are "
+            "due) retries this many microseconds before it sleeps in poll() (-1 or -2: "
+            "automatic, 0 below 8 cores, else 2000); none while the plugin runs more helper "
+            "threads than there are cores or the machine more than 1.5 runnable threads per CPU"),
+    intKnob("NCCLNET_SOCKET_IDLE_SPIN_US", &Config::idleSpinUs, kAuto, kAuto, 10000,
+            "a helper thread with nothing queued looks for new stripes this many microseconds "
+            "before it sleeps (0: it sleeps at once and costs no CPU between messages; -1 or "
+            "-2: automatic, 0 below 8 cores, else 1000); none where the stalled retry is off "
+            "for crowding"),
+    flagKnob("NCCLNET_SOCKET_UNPACK", &Config::unpack, false,
+             "1: offer NCCL's UNPACK device handle on receive comms (payload lands in bounce "
+             "pages the GPU copies into place); needs NCCL_PROTO=Simple and a CUDA driver"),
+    intKnob("NCCLNET_SOCKET_UNPACK_ARENA_MB", &Config::unpackArenaMiB, 8, 4, 256,
+            "bounce pages per UNPACK receive comm, in MiB (at least 4: the largest receive)"),
+    intKnob("NCCLNET_SOCKET_UNPACK_COMMS", &Config::unpackComms, 32, 1, 4096,
+            "UNPACK receive comms per process the bounce pool has room for (the pool is "
+            "pinned host memory of comms x arena, at most 4 GiB)"),
+    flagKnob("NCCLNET_SOCKET_TIMELINE", &Config::timeline, false,
+             "1: each comm logs, when it closes, how long its messages waited for the peer, "
+             "moved on the sockets, and waited for test(), and how long NCCL's calls into it "
+             "took (averages, INFO NET)"),
+    stringKnob("NCCLNET_SOCKET_TRACE_DIR", &Config::traceDir, "",
+               "a directory: each comm writes every message's time stamps there when it closes "
+               "(one file per comm; scripts/socket_trace.py reads them)"),
+};
+
+// Counts and spins left automatic (negative, or 0 sockets) take the values
+// for `cores`; NCCL's caps apply to what the user gave as well.
+void resolveAutomatic(int cores, Config* c) {
   int autoT = 1, autoS = 1;
   autoThreads(cores, &autoT, &autoS);
-  int64_t value = 0;
-  res = params.readInt("NCCL_SOCKET_NTHREADS", kAuto,
-                       "helper threads per comm, 0..16 (0: the progress thread moves the data; "
-                       "-2: automatic from the core count)",
-                       &value, kAuto, kMaxThreads);
-  if (res != ncclSuccess) return res;
-  if (value == -1) value = kAuto;
-  bool threadsSet = value != kAuto;
-  c.nThreads = threadsSet ? static_cast<int>(value) : autoT;
+  bool threadsSet = c->nThreads >= 0;
+  bool socksSet = c->nSocksPerThread > 0;
+  if (!threadsSet) c->nThreads = autoT;
+  if (!socksSet) c->nSocksPerThread = autoS;
+  c->threadsAutomatic = !threadsSet && !socksSet;
+  capThreads(&c->nThreads, &c->nSocksPerThread);
+  if (c->spinUs < 0) c->spinUs = autoSpinUs(cores);
+  if (c->idleSpinUs < 0) c->idleSpinUs = autoIdleSpinUs(cores);
+  c->unpackArenaBytes = static_cast<size_t>(c->unpackArenaMiB) << 20;
+}
 
-  res = params.readInt("NCCL_NSOCKS_PERTHREAD", kAuto,
-                       "data sockets per helper thread, 1..64 (threads x sockets <= 64; "
-                       "-2: automatic)",
-                       &value, kAuto, kMaxStreams);
-  if (res != ncclSuccess) return res;
-  if (value == -1 || value == 0) value = kAuto;
-  c.nSocksPerThread = value == kAuto ? autoS : static_cast<int>(value);
-  c.threadsAutomatic = !threadsSet && value == kAuto;
-  capThreads(&c.nThreads, &c.nSocksPerThread);
+// A trace directory must exist and take files before the first comm closes.
+ncclResult_t checkTraceDir(const Logger& log, const std::string& dir) {
+  if (dir.empty()) return ncclSuccess;
+  struct stat st {};
+  const char* why = nullptr;
+  if (stat(dir.c_str(), &st) != 0) {
+    why = std::strerror(errno);
+  } else if (!S_ISDIR(st.st_mode)) {
+    why = "not a directory";
+  } else if (access(dir.c_str(), W_OK | X_OK) != 0) {
+    why = std::strerror(errno);
+  }
+  if (why == nullptr) return ncclSuccess;
+  NCCLNET_WARN(log,
+               "NCCLNET_SOCKET_TRACE_DIR=%s cannot take trace files (%s); create it, make it "
+               "writable, or unset the knob",
+               dir.c_str(), why);
+  return ncclInvalidUsage;
+}
 
-  res = params.readInt("NCCL_SOCKET_INLINE", 4096,
-                       "messages up to this many bytes travel with their header on the control "
-                       "socket, skipping the helper threads",
-                       &value, 0, 1 << 20);
-  if (res != ncclSuccess) return res;
-  c.inlineBytes = static_cast<size_t>(value);
+}  // namespace
 
-  res = params.readInt("NCCL_SOCKET_MIN_TASKSIZE", 64 << 10,
-                       "smallest stripe of a large message given a socket of its own (bytes)",
-                       &value, 4096, 1 << 30);
+ncclResult_t Config::read(ParamTable& params, int cores, Config* out) {
+  Config c;
+  ncclResult_t res = readKnobs(params, kKnobs, &c);
   if (res != ncclSuccess) return res;
-  c.minTaskBytes = static_cast<size_t>(value);
-
-  res = params.readInt("NCCLNET_SOCKET_CONNECT_TIMEOUT_MS", 30000,
-                       "connect gives up (ncclRemoteError) when the listener stays unreachable "
-                       "this long",
-                       &value, 100, 3600 * 1000);
-  if (res != ncclSuccess) return res;
-  c.connectTimeoutMs = static_cast<int>(value);
-
-  res = params.readInt("NCCLNET_SOCKET_HANDSHAKE_TIMEOUT_MS", 10000,
-                       "accept drops a connection that has not completed its hello this long "
-                       "after arriving",
-                       &value, 100, 3600 * 1000);
-  if (res != ncclSuccess) return res;
-  c.handshakeTimeoutMs = static_cast<int>(value);
-
-  res = params.readInt("NCCLNET_SOCKET_PEER_TIMEOUT_MS", 30000,
-                       "a peer that stops acknowledging data (or keepalives) this long is "
-                       "declared dead (TCP_USER_TIMEOUT and keepalive)",
-                       &value, 1000, 3600 * 1000);
-  if (res != ncclSuccess) return res;
-  c.peerTimeoutMs = static_cast<int>(value);
-
-  res = params.readInt("NCCLNET_SOCKET_BUFFER_BYTES", 0,
-                       "SO_SNDBUF/SO_RCVBUF of each data socket; 0 keeps the kernel's autotuning",
-                       &value, 0, 1 << 30);
-  if (res != ncclSuccess) return res;
-  c.socketBufferBytes = static_cast<int>(value);
-
-  res = params.readInt(
-      "NCCLNET_SOCKET_SPIN_US", kAuto,
-      "a helper thread whose stripe stalls (its socket full, or empty while "
-      "bytes are due) retries this many microseconds before it sleeps in "
-      "poll(), 0..10000 (-1 or -2: automatic, 0 below 8 cores, else 2000); none while "
-      "the plugin runs more helper threads than there are cores or the machine more than "
-      "1.5 runnable threads per CPU",
-      &value, kAuto, 10000);
-  if (res != ncclSuccess) return res;
-  c.spinUs = value < 0 ? autoSpinUs(cores) : static_cast<int>(value);
-
-  res = params.readInt("NCCLNET_SOCKET_IDLE_SPIN_US", kAuto,
-                       "a helper thread with nothing queued looks for new stripes this many "
-                       "microseconds before it sleeps, 0..10000 (0: it sleeps at once and "
-                       "costs no CPU between messages; -1 or -2: automatic, 0 below 8 cores, else "
-                       "1000); none where the stalled retry is off for crowding",
-                       &value, kAuto, 10000);
-  if (res != ncclSuccess) return res;
-  c.idleSpinUs = value < 0 ? autoIdleSpinUs(cores) : static_cast<int>(value);
-
-  res = params.readInt("NCCLNET_SOCKET_UNPACK", 0,
-                       "1: offer NCCL's UNPACK device handle on receive comms (payload lands in "
-                       "bounce pages the GPU copies into place); needs NCCL_PROTO=Simple and a "
-                       "CUDA driver",
-                       &value, 0, 1);
-  if (res != ncclSuccess) return res;
-  c.unpack = value == 1;
-  res = params.readInt("NCCLNET_SOCKET_UNPACK_ARENA_MB", 8,
-                       "bounce pages per UNPACK receive comm, in MiB (at least 4: the largest "
-                       "receive)",
-                       &value, 4, 256);
-  if (res != ncclSuccess) return res;
-  c.unpackArenaBytes = static_cast<size_t>(value) << 20;
-  res = params.readInt("NCCLNET_SOCKET_UNPACK_COMMS", 32,
-                       "UNPACK receive comms per process the bounce pool has room for (the pool "
-                       "is pinned host memory of comms x arena, at most 4 GiB)",
-                       &value, 1, 4096);
-  if (res != ncclSuccess) return res;
-  c.unpackComms = static_cast<int>(value);
+  resolveAutomatic(cores, &c);
   if (c.unpack && c.unpackArenaBytes * static_cast<size_t>(c.unpackComms) > (size_t(4) << 30)) {
     NCCLNET_WARN(params.logger(),
                  "NCCLNET_SOCKET_UNPACK_ARENA_MB x NCCLNET_SOCKET_UNPACK_COMMS = %zu MiB is over "
@@ -225,37 +214,8 @@ ncclResult_t Config::read(ParamTable& params, int cores, Config* out) {
       cores, std::make_unique<MachineLoad>("/proc/loadavg",
                                            online > 0 ? static_cast<int>(online) : cores));
 
-  res = params.readInt("NCCLNET_SOCKET_TIMELINE", 0,
-                       "1: each comm logs, when it closes, how long its messages waited for the "
-                       "peer, moved on the sockets, and waited for test(), and how long NCCL's "
-                       "calls into it took (averages, INFO NET)",
-                       &value, 0, 1);
+  res = checkTraceDir(params.logger(), c.traceDir);
   if (res != ncclSuccess) return res;
-  c.timeline = value == 1;
-
-  res = params.readString("NCCLNET_SOCKET_TRACE_DIR", "",
-                          "a directory: each comm writes every message's time stamps there when "
-                          "it closes (one file per comm; scripts/socket_trace.py reads them)",
-                          &c.traceDir);
-  if (res != ncclSuccess) return res;
-  if (!c.traceDir.empty()) {
-    struct stat st {};
-    const char* why = nullptr;
-    if (stat(c.traceDir.c_str(), &st) != 0) {
-      why = std::strerror(errno);
-    } else if (!S_ISDIR(st.st_mode)) {
-      why = "not a directory";
-    } else if (access(c.traceDir.c_str(), W_OK | X_OK) != 0) {
-      why = std::strerror(errno);
-    }
-    if (why != nullptr) {
-      NCCLNET_WARN(params.logger(),
-                   "NCCLNET_SOCKET_TRACE_DIR=%s cannot take trace files (%s); create it, make it "
-                   "writable, or unset the knob",
-                   c.traceDir.c_str(), why);
-      return ncclInvalidUsage;
-    }
-  }
 
   *out = c;
   return ncclSuccess;

@@ -35,6 +35,7 @@ struct Config {
   int spinUs = 0;                 // helpers retry a stalled stripe this long before sleeping
   int idleSpinUs = 0;             // helpers with nothing queued look for work this long first
   bool unpack = false;            // receive comms offer NCCL's UNPACK device handle
+  int unpackArenaMiB = 0;         // NCCLNET_SOCKET_UNPACK_ARENA_MB as given
   size_t unpackArenaBytes = 0;    // bounce pages per UNPACK receive comm
   int unpackComms = 0;            // UNPACK receive comms the bounce pool has room for
   bool timeline = false;          // comms log where their messages spent time when they close
@@ -51,8 +52,8 @@ struct Config {
   TimelineOptions timelineOptions() const { return TimelineOptions{timeline, traceDir}; }
   Patience patience() const;  // the two spins, for the helper threads
 
-  // Reads every knob into `params` (so tools can list them) and resolves the
-  // automatic values for a machine with `cores` online CPUs.
+  // Reads every knob (the table in config.cc) into `params`, so tools can
+  // list them, and resolves the automatic values for `cores` online CPUs.
   static ncclResult_t read(ParamTable& params, int cores, Config* out);
 };
 

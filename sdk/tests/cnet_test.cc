@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "log_capture.hpp"
 #include "ncclnet/host/loader.hpp"
+#include "ncclnet/host/log_capture.hpp"
 #include "plugin_paths.hpp"
 
 namespace {

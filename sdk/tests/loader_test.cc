@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include "log_capture.hpp"
+#include "ncclnet/host/log_capture.hpp"
 #include "plugin_paths.hpp"
 
 namespace {
@@ -329,16 +329,16 @@ TEST(LoaderEnvironment, ReadsNcclNetPluginAndNcclNet) {
 }
 
 TEST(LoaderEnvironment, EveryStepIsLogged) {
-  ncclnet::testing::clearLog();
+  ncclnet::host::clearCapturedLines();
   LoaderOptions options = optionsFor("no-such-plugin");
-  options.logger = ncclnet::Logger(ncclnet::testing::captureLogger, "NET/Plugin", NCCL_INIT);
+  options.logger = ncclnet::Logger(ncclnet::host::captureLogger, "NET/Plugin", NCCL_INIT);
   std::unique_ptr<LoadedPlugin> plugin;
   Loader loader(options);
   loader.load(&plugin);
-  EXPECT_EQ(ncclnet::testing::countLogged(NCCL_LOG_INFO, "dlopen(no-such-plugin)"), 1);
-  EXPECT_EQ(ncclnet::testing::countLogged(NCCL_LOG_INFO, "dlopen(libnccl-net-no-such-plugin.so)"),
+  EXPECT_EQ(ncclnet::host::countCaptured(NCCL_LOG_INFO, "dlopen(no-such-plugin)"), 1);
+  EXPECT_EQ(ncclnet::host::countCaptured(NCCL_LOG_INFO, "dlopen(libnccl-net-no-such-plugin.so)"),
             1);
-  EXPECT_EQ(ncclnet::testing::countLogged(NCCL_LOG_INFO, "NCCL_NET_PLUGIN=no-such-plugin (option)"),
+  EXPECT_EQ(ncclnet::host::countCaptured(NCCL_LOG_INFO, "NCCL_NET_PLUGIN=no-such-plugin (option)"),
             1);
 }
 

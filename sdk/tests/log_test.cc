@@ -4,28 +4,27 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include "log_capture.hpp"
+#include "ncclnet/host/log_capture.hpp"
 
-using ncclnet::testing::captureLogger;
-using ncclnet::testing::clearLog;
-using ncclnet::testing::countLogged;
+using ncclnet::host::captureLogger;
+using ncclnet::host::clearCapturedLines;
+using ncclnet::host::countCaptured;
 
 TEST(Logger, PrefixesEveryLineAndUsesTheDefaultSubsystem) {
-  clearLog();
+  clearCapturedLines();
   ncclnet::Logger log(captureLogger, "NET/sdk-test", NCCL_NET);
   NCCLNET_WARN(log, "connect to %s failed", "peer");
-  EXPECT_EQ(countLogged(NCCL_LOG_WARN, "NET/sdk-test connect to peer failed"), 1);
-  std::lock_guard<std::mutex> lock(ncclnet::testing::loggedMutex());
-  EXPECT_EQ(ncclnet::testing::loggedLines().back().flags, static_cast<unsigned long>(NCCL_NET));
+  EXPECT_EQ(countCaptured(NCCL_LOG_WARN, "NET/sdk-test connect to peer failed"), 1);
+  EXPECT_EQ(ncclnet::host::capturedLines().back().flags, static_cast<unsigned long>(NCCL_NET));
 }
 
 TEST(Logger, ExplicitSubsystemWins) {
-  clearLog();
+  clearCapturedLines();
   ncclnet::Logger log(captureLogger, "NET/x");
   NCCLNET_INFO(log, NCCL_INIT, "hello");
-  std::lock_guard<std::mutex> lock(ncclnet::testing::loggedMutex());
-  ASSERT_FALSE(ncclnet::testing::loggedLines().empty());
-  EXPECT_EQ(ncclnet::testing::loggedLines().back().flags, static_cast<unsigned long>(NCCL_INIT));
+  std::vector<ncclnet::host::LogLine> lines = ncclnet::host::capturedLines();
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.back().flags, static_cast<unsigned long>(NCCL_INIT));
 }
 
 TEST(Logger, StderrFallbackFollowsNcclDebug) {
@@ -47,12 +46,11 @@ TEST(Logger, StderrFallbackFollowsNcclDebug) {
 }
 
 TEST(Logger, LongMessagesAreTruncatedNotOverrun) {
-  clearLog();
+  clearCapturedLines();
   ncclnet::Logger log(captureLogger, "NET/x");
   std::string big(5000, 'a');
   NCCLNET_WARN(log, "%s", big.c_str());
-  std::lock_guard<std::mutex> lock(ncclnet::testing::loggedMutex());
-  EXPECT_LT(ncclnet::testing::loggedLines().back().text.size(), 1100u);
+  EXPECT_LT(ncclnet::host::capturedLines().back().text.size(), 1100u);
 }
 
 TEST(WarnLimit, PassesABurstPerWindowAndCountsTheRest) {
@@ -72,12 +70,12 @@ TEST(WarnLimit, PassesABurstPerWindowAndCountsTheRest) {
 }
 
 TEST(WarnLimit, TheMacroLogsOnlyWhatPassesAndAppendsTheCount) {
-  clearLog();
+  clearCapturedLines();
   ncclnet::Logger log(captureLogger, "NET/x");
   ncclnet::WarnLimit limit(2, std::chrono::hours(1));
   for (int i = 0; i < 110; i++) NCCLNET_WARN_LIMITED(log, limit, "stray %d refused", i);
   NCCLNET_WARN_LIMITED(log, limit, "no arguments");
-  EXPECT_EQ(countLogged(NCCL_LOG_WARN, "NET/x stray"), 2);
-  EXPECT_EQ(countLogged(NCCL_LOG_WARN, "stray 1 refused"), 1);
-  EXPECT_EQ(countLogged(NCCL_LOG_WARN, "no arguments"), 0);
+  EXPECT_EQ(countCaptured(NCCL_LOG_WARN, "NET/x stray"), 2);
+  EXPECT_EQ(countCaptured(NCCL_LOG_WARN, "stray 1 refused"), 1);
+  EXPECT_EQ(countCaptured(NCCL_LOG_WARN, "no arguments"), 0);
 }

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "log_capture.hpp"
 #include "ncclnet/host/loader.hpp"
+#include "ncclnet/host/log_capture.hpp"
 #include "plugin_paths.hpp"
 
 namespace {
@@ -43,7 +43,7 @@ class RoundTrip : public ::testing::TestWithParam<Variant> {
     ASSERT_EQ(loader.load(&plugin_), ncclSuccess) << loader.report().outcome;
     net_ = &plugin_->net();
     ncclNetCommConfig_v12_t config{NCCL_NET_TRAFFIC_CLASS_UNDEF};
-    ASSERT_EQ(net_->init(&ctx_, 42, &config, ncclnet::testing::captureLogger, nullptr), ncclSuccess);
+    ASSERT_EQ(net_->init(&ctx_, 42, &config, ncclnet::host::captureLogger, nullptr), ncclSuccess);
   }
   void TearDown() override {
     if (net_ != nullptr) {
@@ -384,15 +384,15 @@ TEST(RoundTripExport, WideVirtualDeviceIsRefusedToOlderVersions) {
   auto v11 = load(11);
   void* ctx12 = nullptr;
   void* ctx11 = nullptr;
-  ASSERT_EQ(v12->net().init(&ctx12, 1, nullptr, ncclnet::testing::captureLogger, nullptr), ncclSuccess);
-  ASSERT_EQ(v11->net().init(&ctx11, 2, nullptr, ncclnet::testing::captureLogger, nullptr), ncclSuccess);
+  ASSERT_EQ(v12->net().init(&ctx12, 1, nullptr, ncclnet::host::captureLogger, nullptr), ncclSuccess);
+  ASSERT_EQ(v11->net().init(&ctx11, 2, nullptr, ncclnet::host::captureLogger, nullptr), ncclSuccess);
   ncclNetVDeviceProps_v12_t wide{5, {0, 1, 0, 1, 0}};
   int vdev = -1;
   ASSERT_EQ(v12->net().makeVDevice(&vdev, &wide), ncclSuccess);
-  ncclnet::testing::clearLog();
+  ncclnet::host::clearCapturedLines();
   ncclNetProperties_v12_t p;
   EXPECT_EQ(v11->net().getProperties(vdev, &p), ncclInternalError);
-  EXPECT_EQ(ncclnet::testing::countLogged(NCCL_LOG_WARN, "vProps.ndevs exceeds"), 1);
+  EXPECT_EQ(ncclnet::host::countCaptured(NCCL_LOG_WARN, "vProps.ndevs exceeds"), 1);
   EXPECT_EQ(v12->net().getProperties(vdev, &p), ncclSuccess);
   EXPECT_EQ(v11->net().finalize(ctx11), ncclSuccess);
   EXPECT_EQ(v12->net().finalize(ctx12), ncclSuccess);
@@ -411,8 +411,8 @@ TEST(RoundTripExport, PerCommunicatorContexts) {
   NetView& net = plugin->net();
   void* a = nullptr;
   void* b = nullptr;
-  ASSERT_EQ(net.init(&a, 1, nullptr, ncclnet::testing::captureLogger, nullptr), ncclSuccess);
-  ASSERT_EQ(net.init(&b, 2, nullptr, ncclnet::testing::captureLogger, nullptr), ncclSuccess);
+  ASSERT_EQ(net.init(&a, 1, nullptr, ncclnet::host::captureLogger, nullptr), ncclSuccess);
+  ASSERT_EQ(net.init(&b, 2, nullptr, ncclnet::host::captureLogger, nullptr), ncclSuccess);
   EXPECT_NE(a, b);
   char handle[NCCL_NET_HANDLE_MAXSIZE];
   void* listenComm = nullptr;

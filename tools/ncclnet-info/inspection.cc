@@ -9,18 +9,6 @@
 
 namespace ncclnet::info {
 
-int propertySince(const std::string& field) {
-  if (field == "netDeviceType" || field == "netDeviceVersion") return 7;
-  if (field == "regIsGlobal") return 8;
-  if (field == "forceFlush" || field == "vProps" || field == "maxP2pBytes" ||
-      field == "maxCollBytes") {
-    return 9;
-  }
-  if (field == "maxMultiRequestSize") return 11;
-  if (field == "railId" || field == "planeId") return 12;
-  return 6;
-}
-
 namespace {
 
 // A broken devices() may report any count; past this the tool stops asking.
@@ -74,7 +62,7 @@ void describePlugin(host::LoadedPlugin& loaded, Inspection* out) {
   void* ctx = nullptr;
   ncclNetCommConfig_v12_t config{NCCL_NET_TRAFFIC_CLASS_UNDEF};
   p.initResult =
-      net.init(&ctx, /*commId=*/0, &config, captureLogger(), ncclnet::host::profilerCallback());
+      net.init(&ctx, /*commId=*/0, &config, host::captureLogger, ncclnet::host::profilerCallback());
   if (p.initResult != ncclSuccess) return;  // NCCL would not call finalize either (2.29.7+)
   p.devicesResult = net.devices(&p.deviceCount);
   if (p.devicesResult == ncclSuccess) {
@@ -100,7 +88,7 @@ Inspection inspect(const Options& options) {
   // The Loader's own check initializes the plugin too. An SDK plugin driven
   // through v6..v10 stays initialized from then on, so it reports its knobs
   // only to this first logger: capture that one as well.
-  lo.logger = Logger(captureLogger(), kLoaderLogPrefix, NCCL_INIT);
+  lo.logger = Logger(host::captureLogger, kLoaderLogPrefix, NCCL_INIT);
 
   host::Loader loader(lo);
   std::unique_ptr<host::LoadedPlugin> loaded;
@@ -115,7 +103,7 @@ Inspection inspect(const Options& options) {
     out.exitCode = inspected ? kExitLoaded : kExitInspectFailed;
     out.warnings = checkPlugin(p);
   }
-  sortCapturedLines(takeCapturedLines(), &out);
+  sortCapturedLines(host::takeCapturedLines(), &out);
   // The Loader called init where it selected a plugin, counted devices, or
   // names init as the reason it passed one over.
   for (const host::LibraryAttempt& a : out.report.attempts) {
@@ -123,8 +111,8 @@ Inspection inspect(const Options& options) {
   }
   // Each release initializes the plugin again; those lines would only
   // repeat the ones above.
-  out.verdicts = judgeReleases(options, captureLogger());
-  takeCapturedLines();
+  out.verdicts = judgeReleases(options, host::captureLogger);
+  host::takeCapturedLines();
   return out;
 }
 

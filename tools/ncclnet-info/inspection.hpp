@@ -7,13 +7,17 @@
 #include <string>
 #include <vector>
 
-#include "log_capture.hpp"
 #include "ncclnet/abi/net.h"
 #include "ncclnet/host/loader.hpp"
+#include "ncclnet/host/log_capture.hpp"
+#include "ncclnet/host/property_checks.hpp"
 #include "options.hpp"
 #include "verdicts.hpp"
 
 namespace ncclnet::info {
+
+using host::logLevelName;
+using host::LogLine;
 
 // One device's properties, as NCCL's core sees them (the v12 view). The
 // char* members of `props` are not used after inspection: the library may
@@ -79,9 +83,7 @@ struct Inspection {
 
 Inspection inspect(const Options& options);
 
-// The first ABI version whose properties struct has `field` (a v12 member
-// name); fields of a newer version are filled by the view with NCCL's
-// defaults, not reported by the plugin.
-int propertySince(const std::string& field);
+// The first ABI version whose properties carry a field: the SDK's rule.
+using host::propertySince;
 
 }  // namespace ncclnet::info

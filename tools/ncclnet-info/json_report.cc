@@ -3,10 +3,12 @@
 #include "json_report.hpp"
 
 #include "explain.hpp"
-#include "json_writer.hpp"
+#include "ncclnet/host/json_writer.hpp"
 #include "ncclnet/result_name.hpp"
 
 namespace ncclnet::info {
+
+using host::JsonWriter;
 
 namespace {
 
@@ -216,6 +218,7 @@ void printJson(const Inspection& in, std::ostream& out) {
   writeDiagnostics(in, w);
   w.key("exitCode").value(in.exitCode);
   w.endObject();
+  out << '\n';
 }
 
 }  // namespace ncclnet::info

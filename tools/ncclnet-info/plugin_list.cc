@@ -6,12 +6,14 @@
 
 #include <iomanip>
 
-#include "json_writer.hpp"
 #include "ncclnet/abi/net.h"
+#include "ncclnet/host/json_writer.hpp"
 #include "ncclnet/host/loader.hpp"
 #include "verdicts.hpp"
 
 namespace ncclnet::info {
+
+using host::JsonWriter;
 
 namespace {
 
@@ -156,6 +158,7 @@ void printListJson(const PluginListing& listing, std::ostream& out) {
   w.endArray();
   w.key("exitCode").value(listExitCode(listing));
   w.endObject();
+  out << '\n';
 }
 
 }  // namespace ncclnet::info

@@ -4,10 +4,12 @@
 
 #include <fstream>
 
-#include "report/json.hpp"
+#include "ncclnet/host/json_writer.hpp"
 #include "scenario/rules.hpp"
 
 namespace conformance {
+
+using ncclnet::host::JsonWriter;
 
 const TestResult* Report::find(const std::string& test) const {
   for (const TestResult& r : results) {
@@ -50,7 +52,7 @@ void writeProvenance(JsonWriter& w, const Provenance& p) {
 
 void writeCounters(JsonWriter& w, const std::map<std::string, uint64_t>& counters) {
   w.key("counters").beginObject();
-  for (const auto& [name, value] : counters) w.key(name).value(static_cast<long long>(value));
+  for (const auto& [name, value] : counters) w.key(name).value(value);
   w.endObject();
 }
 

@@ -54,20 +54,4 @@ uint64_t firstFailureMs() {
   return firstFailure;
 }
 
-std::string resultName(ncclResult_t result) {
-  const char* name = "an unknown result";
-  switch (result) {
-    case ncclSuccess: name = "ncclSuccess"; break;
-    case ncclUnhandledCudaError: name = "ncclUnhandledCudaError"; break;
-    case ncclSystemError: name = "ncclSystemError"; break;
-    case ncclInternalError: name = "ncclInternalError"; break;
-    case ncclInvalidArgument: name = "ncclInvalidArgument"; break;
-    case ncclInvalidUsage: name = "ncclInvalidUsage"; break;
-    case ncclRemoteError: name = "ncclRemoteError"; break;
-    case ncclInProgress: name = "ncclInProgress"; break;
-    default: break;
-  }
-  return std::string(name) + " (" + std::to_string(static_cast<int>(result)) + ")";
-}
-
 }  // namespace conformance

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ncclnet/abi/net.h"
+#include "ncclnet/result_name.hpp"
 #include "scenario/rules.hpp"
 
 namespace conformance {
@@ -28,8 +29,8 @@ std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 // 0: ranks are ordered by it, since the first to fail is usually the cause.
 uint64_t firstFailureMs();
 
-// "ncclInternalError (3)".
-std::string resultName(ncclResult_t result);
+// "ncclInternalError (3)": the SDK's names, as every tool prints them.
+using ncclnet::resultText;
 
 }  // namespace conformance
 
@@ -45,6 +46,6 @@ std::string resultName(ncclResult_t result);
     ncclResult_t conf_res_ = (call);                                           \
     if (conf_res_ != ncclSuccess) {                                            \
       ::conformance::fail((rule), "%s returned %s", std::string(what).c_str(), \
-                          ::conformance::resultName(conf_res_).c_str());       \
+                          ::ncclnet::resultText(conf_res_).c_str());           \
     }                                                                          \
   } while (0)

@@ -40,7 +40,7 @@ const std::vector<RuleInfo>& allRules() {
        "maxComms connections can be open at once"},
       {Rule::MaxRecvsInRange, "MaxRecvsInRange", SHOULD, "maxRecvs is in 1..8"},
       {Rule::DeviceTypeKnown, "DeviceTypeKnown", MUST,
-       "netDeviceType/netDeviceVersion is HOST/INVALID or UNPACK/7"},
+       "netDeviceType is HOST, or UNPACK at netDeviceVersion 7"},
       {Rule::MaxBytesInRange, "MaxBytesInRange", MUST,
        "maxP2pBytes and maxCollBytes are in (0, 1 TiB]"},
       {Rule::VirtualDevicesValid, "VirtualDevicesValid", MUST,

@@ -60,7 +60,7 @@ void inFlight(Ctx& c) {
   double start = nowSeconds();
   for (auto& [comm, mh] : mrs) {
     ncclResult_t res = c.tryDereg(comm, mh);
-    if (res != ncclSuccess) c.note("deregMr with requests in flight returned " + resultName(res));
+    if (res != ncclSuccess) c.note("deregMr with requests in flight returned " + resultText(res));
   }
   if (c.rank() == 0) {
     c.closeSend(a);

@@ -175,7 +175,7 @@ void truncation(Ctx& c) {
     // Done, an error or pending: all acceptable on the sending side.
     int outcome = settle(c, r, &size, c.waitLimit() / 2, &res);
     c.note(outcome > 0   ? "the oversized send completed"
-           : outcome < 0 ? "the oversized send failed with " + resultName(res)
+           : outcome < 0 ? "the oversized send failed with " + resultText(res)
                          : "the oversized send stayed pending");
     return;
   }
@@ -200,7 +200,7 @@ void truncation(Ctx& c) {
               "truncation must be "
               "reported as an error",
               c.waitLimit());
-  c.note("the truncated receive failed with " + resultName(res));
+  c.note("the truncated receive failed with " + resultText(res));
 }
 
 void bothDirections(Ctx& c) {

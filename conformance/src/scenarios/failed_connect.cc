@@ -37,7 +37,7 @@ void pollBad(Ctx& c, std::vector<BadConnect>& bad) {
     CONF_EXPECT(took <= c.callLimit(), Rule::ConnectAcceptNeverBlock,
                 "connect to %s blocked for %.2f s", b.what.c_str(), took);
     if (res != ncclSuccess) {
-      c.note("connect to " + b.what + " failed with " + resultName(res));
+      c.note("connect to " + b.what + " failed with " + resultText(res));
       b.pending = false;
     } else if (sendComm != nullptr) {
       c.note("connect to " + b.what + " returned a comm");

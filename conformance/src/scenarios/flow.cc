@@ -133,7 +133,7 @@ void backPressure(Ctx& c) {
             c.net().isend(comm, pool.data() + next * kSize, kSize, 0, mh, nullptr, &r);
         CONF_EXPECT(res == ncclSuccess, Rule::NullRequestRetry,
                     "isend #%zu with %zu in flight returned %s instead of a NULL request", next,
-                    inFlight.size(), resultName(res).c_str());
+                    inFlight.size(), resultText(res).c_str());
         if (r == nullptr) return false;
         inFlight.emplace_back(next++, r);
       }

@@ -81,7 +81,7 @@ void finalizeNull(Ctx& c) {
   // NCCL 2.28 finalizes the context of a failed init, which is NULL.
   c.activity("finalize(NULL)");
   ncclResult_t res = c.net().finalize(nullptr);
-  if (res != ncclSuccess) c.note("finalize(NULL) returned " + resultName(res));
+  if (res != ncclSuccess) c.note("finalize(NULL) returned " + resultText(res));
   int ndev = c.devices();
   CONF_EXPECT(ndev >= 1, Rule::InitPerCommunicator,
               "the plugin reports %d devices after finalize(NULL)", ndev);

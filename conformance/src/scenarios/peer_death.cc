@@ -42,7 +42,7 @@ bool failsBy(Ctx& c, void* request, int* size, const std::string& what, double e
     int done = 0;
     ncclResult_t res = c.net().test(request, &done, size);
     if (res != ncclSuccess) {
-      c.note(what + " failed with " + resultName(res));
+      c.note(what + " failed with " + resultText(res));
       return true;
     }
     if (done) return false;
@@ -76,7 +76,7 @@ void failsThenCloses(Ctx& c, void* comm, bool send, void* mh, Buffer& buf, doubl
       res = c.net().irecv(comm, 1, &data, &cap, &tag, &mh, nullptr, &r);
     }
     if (res != ncclSuccess) {
-      c.note(what + ": the call failed with " + resultName(res));
+      c.note(what + ": the call failed with " + resultText(res));
       break;
     }
     if (r == nullptr) {
@@ -103,9 +103,9 @@ void failsThenCloses(Ctx& c, void* comm, bool send, void* mh, Buffer& buf, doubl
   double took = nowSeconds() - start;
   CONF_EXPECT(took <= c.callLimit(), Rule::CloseWithRequestsInFlight,
               "deregMr on a connection whose peer is dead took %.2f s", took);
-  if (res != ncclSuccess) c.note("deregMr after the failure returned " + resultName(res));
+  if (res != ncclSuccess) c.note("deregMr after the failure returned " + resultText(res));
   res = send ? c.tryCloseSend(comm) : c.tryCloseRecv(comm);
-  if (res != ncclSuccess) c.note("closing the failed comm returned " + resultName(res));
+  if (res != ncclSuccess) c.note("closing the failed comm returned " + resultText(res));
 }
 
 void senderDeathMidTransfer(Ctx& c) {
@@ -233,7 +233,7 @@ void receiverDeathBeforeMatch(Ctx& c) {
     c.activity("isend of 64 MiB to a receiver that was killed before receiving");
     ncclResult_t res = c.net().isend(comm, buf.data(), kLarge, 0, mh, nullptr, &r);
     failed = res != ncclSuccess;
-    if (failed) c.note("isend failed with " + resultName(res) + " after the receiver died");
+    if (failed) c.note("isend failed with " + resultText(res) + " after the receiver died");
     CONF_EXPECT(failed || r != nullptr || nowSeconds() < end, Rule::PeerDeathSurfaces,
                 "isend kept answering NULL (try again) %.1f s after its receiver was killed: a "
                 "dead peer must surface as an error",
@@ -277,7 +277,7 @@ void receiverDeathUnderSends(Ctx& c) {
       nulls += res == ncclSuccess && r == nullptr;
       if (res != ncclSuccess) {
         c.note(format("isend #%d failed with %s after the receiver died", completed + 1,
-                      resultName(res).c_str()));
+                      resultText(res).c_str()));
         break;
       }
     } else {
@@ -286,7 +286,7 @@ void receiverDeathUnderSends(Ctx& c) {
       ncclResult_t res = c.net().test(r, &done, &size);
       if (res != ncclSuccess) {
         c.note(format("send #%d failed with %s after the receiver died", completed + 1,
-                      resultName(res).c_str()));
+                      resultText(res).c_str()));
         break;
       }
       if (done) {

@@ -51,7 +51,7 @@ bool waitDone(Ctx& c, void* request, int* size, double limit, const std::string&
   while (!done) {
     ncclResult_t res = c.net().test(request, &done, size);
     if (res != ncclSuccess) {
-      failures->add(format("test(%s) returned %s", what.c_str(), resultName(res).c_str()));
+      failures->add(format("test(%s) returned %s", what.c_str(), resultText(res).c_str()));
       return false;
     }
     if (!done && nowSeconds() > limit) {
@@ -81,7 +81,7 @@ void driveComm(Ctx& c, void* comm, void* mhandle, Buffer* buffer, int index, dou
                  : c.net().irecv(comm, 1, &data, &size, &tag, &mhandle, nullptr, &request);
       if (res != ncclSuccess) {
         failures->add(format("%s(%s) returned %s", sender ? "isend" : "irecv", what.c_str(),
-                             resultName(res).c_str()));
+                             resultText(res).c_str()));
         return;
       }
       if (request == nullptr && nowSeconds() > limit) {
@@ -122,7 +122,7 @@ void concurrentComms(Ctx& c) {
       ncclResult_t res = c.net().regMr(comms[0], scratch.data(), kSize, NCCL_PTR_HOST, &mh);
       if (res == ncclSuccess) res = c.net().deregMr(comms[0], mh);
       if (res != ncclSuccess) {
-        failures.add(format("regMr/deregMr on a busy comm returned %s", resultName(res).c_str()));
+        failures.add(format("regMr/deregMr on a busy comm returned %s", resultText(res).c_str()));
       }
     }
   });

@@ -167,7 +167,7 @@ void runWorkload(Ctx& c, const rt::Workload& all, const rt::TransportConfig& con
   ncclResult_t res = rt::runWorkloadProcess(rank, w, c.rank(), hooks, &why);
   countRegistrations(c, *rank.transport);
   if (res != ncclSuccess) {
-    fail(rule, "through the reference transport: %s (%s)", why.c_str(), resultName(res).c_str());
+    fail(rule, "through the reference transport: %s (%s)", why.c_str(), resultText(res).c_str());
   }
 }
 

@@ -70,13 +70,6 @@ TEST(PortSpeedTest, WidthTimesLaneRate) {
   EXPECT_EQ(portSpeedMbps(3, 32), 0);        // unknown width
 }
 
-TEST(ConfigTest, MtuAcceptsBytesOrEnum) {
-  EXPECT_EQ(mtuEnumFrom(0), 0);
-  EXPECT_EQ(mtuEnumFrom(4096), IBV_MTU_4096);
-  EXPECT_EQ(mtuEnumFrom(3), IBV_MTU_1024);
-  EXPECT_EQ(mtuEnumFrom(1500), -1);
-}
-
 int gWarnings = 0;
 void countWarnings(ncclDebugLogLevel level, unsigned long, const char*, int, const char*, ...) {
   if (level == NCCL_LOG_WARN) gWarnings++;
@@ -97,6 +90,22 @@ TEST(ConfigTest, NcclDefaultsForTheFabricKnobs) {
   EXPECT_EQ(c.adaptiveRouting, -2);
   EXPECT_EQ(c.arThreshold, 8192);
   EXPECT_EQ(c.relaxedOrdering, 2);
+}
+
+TEST(ConfigTest, MtuAcceptsBytesOrEnum) {
+  ncclnet::ParamTable params(ncclnet::Logger(countWarnings, "NET/sdk-ib"));
+  Config c;
+  for (auto [given, expected] : {std::pair{"0", 0}, std::pair{"4096", int(IBV_MTU_4096)},
+                                 std::pair{"3", int(IBV_MTU_1024)}}) {
+    setenv("NCCL_IB_MTU", given, 1);
+    ASSERT_EQ(Config::read(params, &c), ncclSuccess) << given;
+    EXPECT_EQ(c.mtu, expected) << given;
+  }
+  setenv("NCCL_IB_MTU", "1500", 1);
+  gWarnings = 0;
+  EXPECT_EQ(Config::read(params, &c), ncclInvalidUsage);
+  EXPECT_EQ(gWarnings, 1) << "one line says what NCCL_IB_MTU accepts";
+  unsetenv("NCCL_IB_MTU");
 }
 
 TEST(DeviceRulesTest, AdaptiveRoutingDefaultsByLinkLayer) {
@@ -256,13 +265,13 @@ TEST(GpuRule, PeerMemoryModulesAreTheOnesNcclChecks) {
 using GidTest = SoftverbsTest;
 
 TEST_F(GidTest, DefaultIsIpv4RoceV2) {
-  Config c;
+  Config c = Config::defaults();
   c.addrFamily = AF_INET;
   EXPECT_EQ(pick(c), 3);
 }
 
 TEST_F(GidTest, FamilyAndVersionSteerTheChoice) {
-  Config c;
+  Config c = Config::defaults();
   c.addrFamily = AF_INET;
   c.roceVersion = 1;
   EXPECT_EQ(pick(c), 2);
@@ -272,7 +281,7 @@ TEST_F(GidTest, FamilyAndVersionSteerTheChoice) {
 }
 
 TEST_F(GidTest, ExplicitIndexWins) {
-  Config c;
+  Config c = Config::defaults();
   c.addrFamily = AF_INET;
   c.gidIndex = 0;
   EXPECT_EQ(pick(c), 0);

@@ -9,7 +9,7 @@
 
 #include "fd.hpp"
 #include "harness.hpp"
-#include "log_capture.hpp"
+#include "ncclnet/host/log_capture.hpp"
 #include "wire.hpp"
 
 namespace sockettest {
@@ -221,8 +221,8 @@ TEST(Connection, StrayAndStaleConnectionsRefused) {
 // 110 strays that send garbage: accept never fails, and their refusals
 // pass the rate limit (5 lines per 10 s) instead of 110 lines.
 TEST(Connection, StrayRefusalsAreRateLimited) {
-  ncclnet::testing::clearLog();
-  Session s(0, ncclnet::testing::captureLogger);
+  ncclnet::host::clearCapturedLines();
+  Session s(0, ncclnet::host::captureLogger);
   ASSERT_TRUE(s.ok()) << s.error();
   char handle[NCCL_NET_HANDLE_MAXSIZE];
   void* lc = nullptr;
@@ -243,7 +243,7 @@ TEST(Connection, StrayRefusalsAreRateLimited) {
     ASSERT_EQ(s.net().accept(lc, &rc, nullptr), ncclSuccess);
     ASSERT_EQ(rc, nullptr);
   }
-  int refused = ncclnet::testing::countLogged(NCCL_LOG_WARN, "refused a connection");
+  int refused = ncclnet::host::countCaptured(NCCL_LOG_WARN, "refused a connection");
   EXPECT_GE(refused, 1);
   EXPECT_LE(refused, 5);
   EXPECT_EQ(s.net().closeListen(lc), ncclSuccess);

@@ -15,17 +15,16 @@
 #include <vector>
 
 #include "harness.hpp"
-#include "log_capture.hpp"
+#include "ncclnet/host/log_capture.hpp"
 
 namespace sockettest {
 namespace {
 
-using ncclnet::testing::captureLogger;
+using ncclnet::host::captureLogger;
 
 std::vector<std::string> timelineLines() {
-  std::lock_guard<std::mutex> lock(ncclnet::testing::loggedMutex());
   std::vector<std::string> found;
-  for (const auto& line : ncclnet::testing::loggedLines()) {
+  for (const auto& line : ncclnet::host::capturedLines()) {
     if (line.text.find("timeline:") != std::string::npos) found.push_back(line.text);
   }
   return found;
@@ -76,7 +75,7 @@ void exchange(Session& s, const std::vector<size_t>& sizes) {
 
 class TimelineKnob : public ::testing::Test {
  protected:
-  void SetUp() override { ncclnet::testing::clearLog(); }
+  void SetUp() override { ncclnet::host::clearCapturedLines(); }
   void TearDown() override {
     unsetenv("NCCLNET_SOCKET_TIMELINE");
     unsetenv("NCCLNET_SOCKET_TRACE_DIR");

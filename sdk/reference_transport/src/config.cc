@@ -14,51 +14,60 @@ const char* protocolName(Protocol p) {
   return "?";
 }
 
+namespace {
+
+// NCCL's knobs, with its names and defaults, declared as flat fields; read()
+// places them into TransportConfig (whose buffer sizes are an array).
+struct EnvKnobs {
+  size_t llBuffSize, ll128BuffSize, simpleBuffSize, p2pChunkSize;
+  int sharedBuffers;
+  bool sharedComms, optionalRecvCompletion, forceFlush, allocP2pNetLLBuffers, dmaBufEnable;
+};
+
+constexpr int64_t kMaxBuffSize = int64_t{1} << 31;
+constexpr TransportConfig kDefaults{};
+
+constexpr Knob<EnvKnobs> kKnobs[] = {
+    sizeKnob("NCCL_LL_BUFFSIZE", &EnvKnobs::llBuffSize, kDefaultLLBuffSize, 1, kMaxBuffSize,
+             "LL buffer per connection (bytes)"),
+    sizeKnob("NCCL_LL128_BUFFSIZE", &EnvKnobs::ll128BuffSize, kDefaultLL128BuffSize, 1,
+             kMaxBuffSize, "LL128 buffer per connection (bytes)"),
+    sizeKnob("NCCL_BUFFSIZE", &EnvKnobs::simpleBuffSize, kDefaultSimpleBuffSize, 1, kMaxBuffSize,
+             "SIMPLE buffer per connection (bytes)"),
+    sizeKnob("NCCL_P2P_NET_CHUNKSIZE", &EnvKnobs::p2pChunkSize, kDefaultP2pChunkSize, 1,
+             kMaxBuffSize, "p2p step (one shared-pool slot, bytes)"),
+    intKnob("NCCL_NET_SHARED_BUFFERS", &EnvKnobs::sharedBuffers, kDefaults.sharedBuffers, -2, 1,
+            "p2p shared pools (-2 auto = on, 0 off, 1 on)"),
+    flagKnob("NCCL_NET_SHARED_COMMS", &EnvKnobs::sharedComms, kDefaults.sharedComms,
+             "reuse one comm per (netDev, peer, channel)"),
+    flagKnob("NCCL_NET_OPTIONAL_RECV_COMPLETION", &EnvKnobs::optionalRecvCompletion,
+             kDefaults.optionalRecvCompletion,
+             "tell the plugin LL/LL128 receives need no completion"),
+    flagKnob("NCCL_NET_FORCE_FLUSH", &EnvKnobs::forceFlush, kDefaults.forceFlush,
+             "flush every GPU-direct receive"),
+    flagKnob("NCCL_ALLOC_P2P_NET_LL_BUFFERS", &EnvKnobs::allocP2pNetLLBuffers,
+             kDefaults.allocP2pNetLLBuffers, "LL buffers for p2p connections"),
+    flagKnob("NCCL_DMABUF_ENABLE", &EnvKnobs::dmaBufEnable, kDefaults.dmaBufEnable,
+             "register device buffers with regMrDmaBuf when the plugin and GPU allow"),
+};
+
+}  // namespace
+
 ncclResult_t TransportConfig::fromEnv(ParamTable& params, TransportConfig* out) {
-  TransportConfig c;
-  int64_t v = 0;
-  struct SizeKnob {
-    const char* name;
-    size_t* field;
-    const char* help;
-  };
-  const SizeKnob sizes[] = {
-      {"NCCL_LL_BUFFSIZE", &c.buffSizes[index(Protocol::LL)], "LL buffer per connection (bytes)"},
-      {"NCCL_LL128_BUFFSIZE", &c.buffSizes[index(Protocol::LL128)],
-       "LL128 buffer per connection (bytes)"},
-      {"NCCL_BUFFSIZE", &c.buffSizes[index(Protocol::Simple)],
-       "SIMPLE buffer per connection (bytes)"},
-      {"NCCL_P2P_NET_CHUNKSIZE", &c.p2pChunkSize, "p2p step (one shared-pool slot, bytes)"},
-  };
-  for (const SizeKnob& k : sizes) {
-    ncclResult_t res =
-        params.readInt(k.name, static_cast<int64_t>(*k.field), k.help, &v, 1, int64_t{1} << 31);
-    if (res != ncclSuccess) return res;
-    *k.field = static_cast<size_t>(v);
-  }
-  ncclResult_t res = params.readInt("NCCL_NET_SHARED_BUFFERS", c.sharedBuffers,
-                                    "p2p shared pools (-2 auto = on, 0 off, 1 on)", &v, -2, 1);
+  EnvKnobs k{};
+  ncclResult_t res = readKnobs(params, kKnobs, &k);
   if (res != ncclSuccess) return res;
-  c.sharedBuffers = static_cast<int>(v);
-  struct BoolKnob {
-    const char* name;
-    bool* field;
-    const char* help;
-  };
-  const BoolKnob bools[] = {
-      {"NCCL_NET_SHARED_COMMS", &c.sharedComms, "reuse one comm per (netDev, peer, channel)"},
-      {"NCCL_NET_OPTIONAL_RECV_COMPLETION", &c.optionalRecvCompletion,
-       "tell the plugin LL/LL128 receives need no completion"},
-      {"NCCL_NET_FORCE_FLUSH", &c.forceFlush, "flush every GPU-direct receive"},
-      {"NCCL_ALLOC_P2P_NET_LL_BUFFERS", &c.allocP2pNetLLBuffers, "LL buffers for p2p connections"},
-      {"NCCL_DMABUF_ENABLE", &c.dmaBufEnable,
-       "register device buffers with regMrDmaBuf when the plugin and GPU allow"},
-  };
-  for (const BoolKnob& k : bools) {
-    res = params.readInt(k.name, *k.field ? 1 : 0, k.help, &v, 0, 1);
-    if (res != ncclSuccess) return res;
-    *k.field = v != 0;
-  }
+  TransportConfig c;
+  c.buffSizes[index(Protocol::LL)] = k.llBuffSize;
+  c.buffSizes[index(Protocol::LL128)] = k.ll128BuffSize;
+  c.buffSizes[index(Protocol::Simple)] = k.simpleBuffSize;
+  c.p2pChunkSize = k.p2pChunkSize;
+  c.sharedBuffers = k.sharedBuffers;
+  c.sharedComms = k.sharedComms;
+  c.optionalRecvCompletion = k.optionalRecvCompletion;
+  c.forceFlush = k.forceFlush;
+  c.allocP2pNetLLBuffers = k.allocP2pNetLLBuffers;
+  c.dmaBufEnable = k.dmaBufEnable;
   *out = c;
   return ncclSuccess;
 }

@@ -137,22 +137,27 @@ class TestNet {
   static constexpr const char* kName = "sdk-testnet";
 #endif
 
+  struct Knobs {
+    int devices = 0;
+    bool failInit = false;
+  };
+  static constexpr ncclnet::Knob<Knobs> kKnobs[] = {
+      ncclnet::intKnob("NCCLNET_TESTNET_DEVICES", &Knobs::devices, kPhysicalDevices, 0, 64,
+                       "physical devices testnet reports"),
+      ncclnet::flagKnob("NCCLNET_TESTNET_FAIL_INIT", &Knobs::failInit, false,
+                        "1: init fails after reading the knobs, as without a device"),
+  };
+
   static ncclResult_t create(const ncclnet::InitArgs& args, std::unique_ptr<TestNet>* out) {
     auto net = std::make_unique<TestNet>(args.logger);
-    int64_t devices = 0;
-    ncclResult_t res = net->params_.readInt("NCCLNET_TESTNET_DEVICES", kPhysicalDevices,
-                                            "physical devices testnet reports", &devices, 0, 64);
+    Knobs knobs;
+    ncclResult_t res = ncclnet::readKnobs(net->params_, kKnobs, &knobs);
     if (res != ncclSuccess) return res;
-    int64_t failInit = 0;
-    res = net->params_.readInt("NCCLNET_TESTNET_FAIL_INIT", 0,
-                               "1: init fails after reading the knobs, as without a device",
-                               &failInit, 0, 1);
-    if (res != ncclSuccess) return res;
-    if (failInit) {
+    if (knobs.failInit) {
       NCCLNET_WARN(args.logger, "no device to drive (NCCLNET_TESTNET_FAIL_INIT=1)");
       return ncclSystemError;
     }
-    net->physical_ = static_cast<int>(devices);
+    net->physical_ = knobs.devices;
     *out = std::move(net);
     return ncclSuccess;
   }

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// ncclnet-info: the JSON writer escapes everything a plugin may hand it
-// (names and log lines are arbitrary bytes) and nests correctly.
-#include "json_writer.hpp"
+// The hosts' JSON writer escapes everything a plugin may hand it (names and
+// log lines are arbitrary bytes), nests correctly, and writes a guid as the
+// unsigned 64-bit number it is.
+#include "ncclnet/host/json_writer.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <sstream>
 
-namespace ncclnet::info {
+namespace ncclnet::host {
 namespace {
 
 TEST(JsonWriter, QuotesAndEscapesControlCharacters) {
@@ -38,7 +39,7 @@ TEST(JsonWriter, WritesNestedContainersWithCommas) {
   w.key("c").beginArray().endArray();
   w.endObject();
   EXPECT_EQ(out.str(),
-            "{\n  \"a\": 1,\n  \"b\": [\n    \"x\",\n    null,\n    {}\n  ],\n  \"c\": []\n}\n");
+            "{\n  \"a\": 1,\n  \"b\": [\n    \"x\",\n    null,\n    {}\n  ],\n  \"c\": []\n}");
 }
 
 TEST(JsonWriter, NumbersWithoutJsonFormBecomeNull) {
@@ -55,5 +56,18 @@ TEST(JsonWriter, NullCStringIsNull) {
   EXPECT_EQ(out.str(), "[\n  null\n]");
 }
 
+TEST(JsonWriter, GuidIsUnsigned) {
+  uint64_t guid = 0xfe80000000000001ull;  // top bit set: negative as int64_t
+  JsonWriter w;
+  w.beginObject().key("guid").value(guid).endObject();
+  EXPECT_EQ(w.str(), "{\n  \"guid\": 18338657682652659713\n}");
+}
+
+TEST(JsonWriter, RawJsonIsOneValue) {
+  JsonWriter w;
+  w.beginArray().raw("{\"a\": 1}").value(2).endArray();
+  EXPECT_EQ(w.str(), "[\n  {\"a\": 1},\n  2\n]");
+}
+
 }  // namespace
-}  // namespace ncclnet::info
+}  // namespace ncclnet::host

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// ncclnet-info: the JSON writer.
-#include "json_writer.hpp"
+// nccl-net-sdk (host): the JSON writer.
+#include "ncclnet/host/json_writer.hpp"
 
 #include <cassert>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 
-namespace ncclnet::info {
+namespace ncclnet::host {
 
 namespace {
 
@@ -104,7 +104,6 @@ JsonWriter& JsonWriter::endObject() {
   hasMember_.pop_back();
   if (any) newline();
   out_ << '}';
-  if (hasMember_.empty()) out_ << '\n';
   return *this;
 }
 
@@ -152,13 +151,13 @@ JsonWriter& JsonWriter::value(bool b) {
   return *this;
 }
 
-JsonWriter& JsonWriter::value(int64_t v) {
+JsonWriter& JsonWriter::signedValue(long long v) {
   beforeValue();
   out_ << v;
   return *this;
 }
 
-JsonWriter& JsonWriter::value(uint64_t v) {
+JsonWriter& JsonWriter::unsignedValue(unsigned long long v) {
   beforeValue();
   out_ << v;
   return *this;
@@ -179,4 +178,10 @@ JsonWriter& JsonWriter::null() {
   return *this;
 }
 
-}  // namespace ncclnet::info
+JsonWriter& JsonWriter::raw(const std::string& json) {
+  beforeValue();
+  out_ << json;
+  return *this;
+}
+
+}  // namespace ncclnet::host

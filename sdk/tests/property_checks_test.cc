@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: Apache-2.0
+// The property rules shared by ncclnet-info and ncclnet-conformance, in
+// particular where the two used to disagree (each decided from NCCL's source).
+#include "ncclnet/host/property_checks.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace ncclnet::host {
+namespace {
+
+ncclNetProperties_v12_t goodDevice() {
+  ncclNetProperties_v12_t p{};
+  p.name = const_cast<char*>("nic0");
+  p.pciPath = nullptr;
+  p.ptrSupport = NCCL_PTR_HOST;
+  p.speed = 100000;
+  p.latency = 0;
+  p.maxComms = 65536;
+  p.maxRecvs = 1;
+  p.netDeviceType = NCCL_NET_DEVICE_HOST;
+  p.netDeviceVersion = NCCL_NET_DEVICE_INVALID_VERSION;
+  p.maxP2pBytes = NCCL_MAX_NET_SIZE_BYTES;
+  p.maxCollBytes = NCCL_MAX_NET_SIZE_BYTES;
+  p.vProps.ndevs = 1;
+  p.vProps.devs[0] = 0;
+  p.maxMultiRequestSize = 1;
+  p.railId = NCCL_NET_ID_UNDEF;
+  p.planeId = NCCL_NET_ID_UNDEF;
+  return p;
+}
+
+constexpr PluginShape kV12{12, 1, false};
+
+std::vector<PropertyRule> rulesOf(const std::vector<PropertyFinding>& findings) {
+  std::vector<PropertyRule> rules;
+  for (const PropertyFinding& f : findings) rules.push_back(f.rule);
+  return rules;
+}
+
+using Rules = std::vector<PropertyRule>;
+
+TEST(PropertyChecks, AGoodDeviceHasNoFindings) {
+  EXPECT_TRUE(checkDeviceProperties(kV12, 0, goodDevice()).empty());
+}
+
+TEST(PropertyChecks, HostDeviceOfAnyVersionIsAccepted) {
+  // src/plugin/net.cc ncclNetCheckDeviceVersion ignores a HOST device's version.
+  ncclNetProperties_v12_t p = goodDevice();
+  p.netDeviceVersion = 0;
+  EXPECT_TRUE(checkDeviceProperties(kV12, 0, p).empty());
+}
+
+TEST(PropertyChecks, UnpackNeedsVersion7AndUnknownTypesAreRefused) {
+  ncclNetProperties_v12_t p = goodDevice();
+  p.netDeviceType = NCCL_NET_DEVICE_UNPACK;
+  p.netDeviceVersion = 6;
+  EXPECT_EQ(rulesOf(checkDeviceProperties(kV12, 0, p)), Rules{PropertyRule::DeviceType});
+  p.netDeviceVersion = NCCL_NET_DEVICE_UNPACK_VERSION;
+  EXPECT_TRUE(checkDeviceProperties(kV12, 0, p).empty());
+  p.netDeviceType = static_cast<ncclNetDeviceType>(5);
+  EXPECT_EQ(rulesOf(checkDeviceProperties(kV12, 0, p)), Rules{PropertyRule::DeviceType});
+  EXPECT_TRUE(checkDeviceProperties(PluginShape{6, 1, false}, 0, p).empty())
+      << "v6 tables carry no device type";
+}
+
+TEST(PropertyChecks, DmabufWithoutCudaIsCoherentWithRegMrDmaBuf) {
+  // src/graph/topo.cc ncclTopoPopulateNics: GPUDirect from either bit.
+  ncclNetProperties_v12_t p = goodDevice();
+  p.ptrSupport = NCCL_PTR_HOST | NCCL_PTR_DMABUF;
+  p.pciPath = const_cast<char*>("/sys/devices");
+  EXPECT_TRUE(checkDeviceProperties(PluginShape{12, 1, true}, 0, p).empty());
+  EXPECT_EQ(rulesOf(checkDeviceProperties(kV12, 0, p)), Rules{PropertyRule::PtrSupport})
+      << "without regMrDmaBuf";
+}
+
+TEST(PropertyChecks, PtrSupportNeedsHostAndKnownBits) {
+  ncclNetProperties_v12_t p = goodDevice();
+  p.ptrSupport = 0x10;
+  EXPECT_EQ(rulesOf(checkDeviceProperties(kV12, 0, p)),
+            (Rules{PropertyRule::PtrSupport, PropertyRule::PtrSupport}));
+}
+
+TEST(PropertyChecks, GpuMemoryWithoutPciPathIsAdvice) {
+  ncclNetProperties_v12_t p = goodDevice();
+  p.ptrSupport = NCCL_PTR_HOST | NCCL_PTR_CUDA;
+  EXPECT_EQ(rulesOf(checkDeviceProperties(kV12, 0, p)), Rules{PropertyRule::GdrPlacement});
+}
+
+TEST(PropertyChecks, LatencyMustBeFiniteAndNotNegative) {
+  // The latency goes into NCCL's topology XML as an int.
+  ncclNetProperties_v12_t p = goodDevice();
+  for (float bad : {-1.0f, INFINITY, NAN}) {
+    p.latency = bad;
+    EXPECT_EQ(rulesOf(checkDeviceProperties(kV12, 0, p)), Rules{PropertyRule::Latency}) << bad;
+  }
+}
+
+TEST(PropertyChecks, PciPathIsADirectoryUnderSys) {
+  ncclNetProperties_v12_t p = goodDevice();
+  for (const char* bad : {"/nonexistent/0000:00:00.0", "/proc/self/status", "/tmp"}) {
+    p.pciPath = const_cast<char*>(bad);
+    EXPECT_EQ(rulesOf(checkDeviceProperties(kV12, 0, p)), Rules{PropertyRule::PciPath}) << bad;
+  }
+  p.pciPath = const_cast<char*>("/sys/devices");
+  EXPECT_TRUE(checkDeviceProperties(kV12, 0, p).empty());
+}
+
+TEST(PropertyChecks, NamesAreNonEmptyAndUnique) {
+  ncclNetProperties_v12_t p = goodDevice();
+  p.name = const_cast<char*>("");
+  EXPECT_EQ(rulesOf(checkDeviceProperties(kV12, 0, p)), Rules{PropertyRule::Name});
+  p.name = nullptr;
+  EXPECT_EQ(rulesOf(checkDeviceProperties(kV12, 0, p)), Rules{PropertyRule::Name});
+  std::vector<PropertyFinding> dup = checkDeviceNames({"a", "b", nullptr, "a"});
+  ASSERT_EQ(dup.size(), 1u);
+  EXPECT_EQ(dup[0].device, 3);
+  EXPECT_NE(dup[0].message.find("also the name of device 0"), std::string::npos);
+}
+
+TEST(PropertyChecks, FieldsAreCheckedOnlyFromTheirAbiVersion) {
+  ncclNetProperties_v12_t p = goodDevice();
+  p.maxP2pBytes = 0;
+  p.maxMultiRequestSize = 0;
+  p.railId = -5;
+  EXPECT_TRUE(checkDeviceProperties(PluginShape{8, 1, false}, 0, p).empty());
+  EXPECT_EQ(rulesOf(checkDeviceProperties(kV12, 0, p)),
+            (Rules{PropertyRule::MaxBytes, PropertyRule::NewerFields, PropertyRule::NewerFields}));
+  EXPECT_EQ(propertySince("vDevs"), propertySince("vProps"));
+}
+
+TEST(PropertyChecks, VirtualDevicesFitTheAbiWidth) {
+  ncclNetProperties_v12_t p = goodDevice();
+  p.vProps.ndevs = 5;
+  for (int i = 0; i < 5; i++) p.vProps.devs[i] = i;
+  EXPECT_TRUE(checkDeviceProperties(PluginShape{12, 5, false}, 0, p).empty());
+  EXPECT_EQ(rulesOf(checkDeviceProperties(PluginShape{10, 5, false}, 0, p)),
+            Rules{PropertyRule::VirtualDevices});
+  p.vProps.ndevs = 1;
+  p.vProps.devs[0] = 7;
+  EXPECT_EQ(rulesOf(checkDeviceProperties(PluginShape{12, 5, false}, 0, p)),
+            Rules{PropertyRule::VirtualDevices});
+}
+
+}  // namespace
+}  // namespace ncclnet::host
