@@ -83,16 +83,24 @@ asan() {
   export LSAN_OPTIONS="suppressions=$root/scripts/sanitizers/lsan.supp:print_suppressions=0"
   step "ASan + UBSan unit tests"
   run_tests "$dir" "${asan_tests[@]}" || status=1
-  step "ASan + UBSan conformance, one run per plugin"
+  step "ASan + UBSan conformance, one run per plugin (the ABI version NCCL picks)"
   local conformance=$dir/conformance/ncclnet-conformance profiles=$root/conformance/profiles
-  env NCCL_SOCKET_IFNAME=lo "$conformance" --profile "$profiles/sdk-socket.yaml" \
+  local one=(--abi v12 --no-progress)
+  env NCCL_SOCKET_IFNAME=lo "$conformance" --profile "$profiles/sdk-socket.yaml" "${one[@]}" \
     --plugin "$dir/plugins/socket/libnccl-net-sdk-socket.so" || status=1
-  env FI_PROVIDER="tcp;ofi_rxm" FI_TCP_IFACE=lo NCCLNET_OFI_DOMAINS=lo "$conformance" \
-    --profile "$profiles/sdk-ofi.yaml" --plugin "$dir/plugins/ofi/libnccl-net-sdk-ofi.so" ||
-    status=1
+  # libfabric 1.17 keeps about 62 bytes in 3 allocations in globals it never
+  # frees; once the plugin, and with it libfabric, is unloaded, LeakSanitizer
+  # counts them as leaks without frames (docs/fuzzing.md, "Sanitizers").
+  # Loaded from the start, libfabric stays, and so do they; the plugin is
+  # still unloaded and reloaded, so a leak of ours would be reported.
+  local resident
+  resident="$(c++ -print-file-name=libasan.so):$(ldconfig -p | awk '/libfabric\.so\.1 /{print $NF; exit}')"
+  env LD_PRELOAD="$resident" FI_PROVIDER="tcp;ofi_rxm" FI_TCP_IFACE=lo NCCLNET_OFI_DOMAINS=lo \
+    "$conformance" --profile "$profiles/sdk-ofi.yaml" "${one[@]}" \
+    --plugin "$dir/plugins/ofi/libnccl-net-sdk-ofi.so" || status=1
   env NCCL_IBVERBS_LIB="$dir/plugins/ib/softverbs/libsoftverbs.so" "$conformance" \
-    --profile "$profiles/sdk-ib-softverbs.yaml" --plugin "$dir/plugins/ib/libnccl-net-sdk-ib.so" ||
-    status=1
+    --profile "$profiles/sdk-ib-softverbs.yaml" "${one[@]}" \
+    --plugin "$dir/plugins/ib/libnccl-net-sdk-ib.so" || status=1
   unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
   collect "$reports" "ASan + UBSan"
 }

@@ -9,14 +9,14 @@
 #include <cstdio>
 #include <fstream>
 
-#include "json_writer.hpp"
+#include "ncclnet/host/json_writer.hpp"
 #include "stats.hpp"
 
 namespace bench {
 
 namespace {
 
-using ncclnet::info::JsonWriter;
+using ncclnet::host::JsonWriter;
 
 // `digits` significant digits without an exponent (8 B messages move
 // 0.0001 GB/s and 64 MiB ones 5 GB/s), at most 6 decimals.
