@@ -27,6 +27,13 @@ void Request::onError(int index, const fi_cq_err_entry& entry, const std::string
   // shm in libfabric 1.17 reports negative codes here; the spec says positive.
   int err = entry.err < 0 ? -entry.err : entry.err;
   if (err == FI_ECANCELED && cancelled) return;  // our own cancel after an error
+  // A cancel we did not ask for is the provider's when the connection under
+  // it dropped (tcp;ofi_rxm: FI_ECANCELED, the socket's errno as prov_errno):
+  // judged by that errno, so a peer gone mid-receive is declared gone.
+  if (err == FI_ECANCELED && entry.prov_errno != 0 &&
+      resultFor(entry.prov_errno) == ncclRemoteError) {
+    err = entry.prov_errno < 0 ? -entry.prov_errno : entry.prov_errno;
+  }
   if (error == ncclSuccess) error = resultFor(err);
   const Logger& log = comm->endpoint().log();
   if (comm->gone()) {

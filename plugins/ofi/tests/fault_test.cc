@@ -475,7 +475,8 @@ std::string connectCloseCycles(Peer& peer, int cycles) {
 }
 
 // Everything a connection takes is returned when it closes: the heap in
-// use is the same before and after 2000 listen/connect/accept/close cycles.
+// use after 2000 listen/connect/accept/close cycles is what it was before,
+// but for less than one small allocation every four cycles.
 // Resident memory is reported too: it creeps by ~96 B per cycle, all of it
 // first touches of pages in the ring libfabric maps at endpoint open (80
 // MiB for tcp;ofi_rxm in 1.17; docs/plugins/ofi.md), none of it per comm.
@@ -495,7 +496,10 @@ TEST_P(SdkOfiFaults, ConnectionMemoryIsReturnedAtClose) {
                  "RSS %ld -> %ld bytes (%.1f B/cycle)\n",
                  kCycles, heapBefore, heapAfter, heapPerCycle, rssBefore, rssAfter,
                  static_cast<double>(rssAfter - rssBefore) / kCycles);
-    ROLE_CHECK(heapPerCycle < 1, "the heap grew %.1f bytes per connect/close cycle", heapPerCycle);
+    // A leak of anything per connection is at least one 16-byte chunk per
+    // cycle; a few KiB once (a container growing its table, a provider's
+    // pool) are not a leak and come and go between runs.
+    ROLE_CHECK(heapPerCycle < 4, "the heap grew %.1f bytes per connect/close cycle", heapPerCycle);
     return "";
   };
   EXPECT_EQ(runRoles(version(), nullptr, role, 55000), "");
