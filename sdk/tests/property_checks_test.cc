@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 namespace ncclnet::host {
 namespace {
@@ -59,7 +60,8 @@ TEST(PropertyChecks, UnpackNeedsVersion7AndUnknownTypesAreRefused) {
   EXPECT_EQ(rulesOf(checkDeviceProperties(kV12, 0, p)), Rules{PropertyRule::DeviceType});
   p.netDeviceVersion = NCCL_NET_DEVICE_UNPACK_VERSION;
   EXPECT_TRUE(checkDeviceProperties(kV12, 0, p).empty());
-  p.netDeviceType = static_cast<ncclNetDeviceType>(5);
+  const int unknownType = 5;  // stored as a plugin would, not through the enum
+  std::memcpy(&p.netDeviceType, &unknownType, sizeof(unknownType));
   EXPECT_EQ(rulesOf(checkDeviceProperties(kV12, 0, p)), Rules{PropertyRule::DeviceType});
   EXPECT_TRUE(checkDeviceProperties(PluginShape{6, 1, false}, 0, p).empty())
       << "v6 tables carry no device type";

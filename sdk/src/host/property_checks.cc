@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 
 namespace ncclnet::host {
@@ -141,7 +142,11 @@ class DeviceChecks {
   // fails the communicator with ncclInternalError.
   void deviceType() {
     if (!has("netDeviceType")) return;
-    int type = p_.netDeviceType;
+    // The raw int: a plugin may write any value there, and loading one
+    // outside the enum's range through the enum type is undefined.
+    int type = 0;
+    static_assert(sizeof(p_.netDeviceType) == sizeof(type), "netDeviceType is an int in the ABI");
+    std::memcpy(&type, &p_.netDeviceType, sizeof(type));
     if (type == NCCL_NET_DEVICE_UNPACK && p_.netDeviceVersion != NCCL_NET_DEVICE_UNPACK_VERSION) {
       add(PropertyRule::DeviceType, "netDeviceVersion",
           "UNPACK device version " + std::to_string(p_.netDeviceVersion) +
