@@ -38,6 +38,7 @@
 
 #include "connect.hpp"
 #include "ncclnet/host/loader.hpp"
+#include "own_peer.hpp"
 #include "private_network.hpp"
 
 namespace {
@@ -163,24 +164,10 @@ void acceptSide(const uint8_t* data, size_t size, bool validPrefix) {
 // The plugin's own connect to its listen still succeeds: no input left
 // the listen unable to take its real peer.
 void realPeerStillAccepted() {
-  char handle[NCCL_NET_HANDLE_MAXSIZE];
-  std::memcpy(handle, rig->handle, sizeof(handle));
-  void* sendComm = nullptr;
-  void* recvComm = nullptr;
-  auto deadline = Clock::now() + kDeadline;
-  while (sendComm == nullptr || recvComm == nullptr) {
-    if (sendComm == nullptr &&
-        rig->net->connect(rig->ctx, 0, handle, &sendComm, nullptr) != ncclSuccess) {
-      fail("the real peer's connect failed after fuzzed connections");
-    }
-    if (recvComm == nullptr &&
-        rig->net->accept(rig->listenComm, &recvComm, nullptr) != ncclSuccess) {
-      fail("accept of the real peer failed after fuzzed connections");
-    }
-    if (Clock::now() > deadline) fail("the real peer was not accepted after fuzzed connections");
+  if (const char* why = ncclnet::testing::connectToOwnListen(*rig->net, rig->ctx, rig->handle,
+                                                             rig->listenComm, kDeadline)) {
+    fail(why);
   }
-  rig->net->closeSend(sendComm);
-  rig->net->closeRecv(recvComm);
 }
 
 // The plugin connects to the fuzzer's listen; the input is the answer.

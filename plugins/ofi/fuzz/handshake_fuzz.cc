@@ -36,6 +36,7 @@
 
 #include "comm.hpp"
 #include "ncclnet/host/loader.hpp"
+#include "own_peer.hpp"
 #include "private_network.hpp"
 #include "tag.hpp"
 
@@ -168,24 +169,10 @@ void setUp() {
 
 // The plugin's own connect to its listen still completes.
 void realPeerStillAccepted() {
-  char handle[NCCL_NET_HANDLE_MAXSIZE];
-  std::memcpy(handle, rig->handle, sizeof(handle));
-  void* sendComm = nullptr;
-  void* recvComm = nullptr;
-  auto deadline = Clock::now() + kDeadline;
-  while (sendComm == nullptr || recvComm == nullptr) {
-    if (sendComm == nullptr &&
-        rig->net->connect(rig->ctx, 0, handle, &sendComm, nullptr) != ncclSuccess) {
-      fail("the real peer's connect failed after fuzzed input");
-    }
-    if (recvComm == nullptr &&
-        rig->net->accept(rig->listenComm, &recvComm, nullptr) != ncclSuccess) {
-      fail("accept of the real peer failed after fuzzed input");
-    }
-    if (Clock::now() > deadline) fail("the real peer was not accepted after fuzzed input");
+  if (const char* why = ncclnet::testing::connectToOwnListen(*rig->net, rig->ctx, rig->handle,
+                                                             rig->listenComm, kDeadline)) {
+    fail(why);
   }
-  rig->net->closeSend(sendComm);
-  rig->net->closeRecv(recvComm);
 }
 
 void connectMessageCase(uint8_t mode, const uint8_t* data, size_t size) {
