@@ -94,16 +94,22 @@ struct Knob {
 // initializers) and tie each type to the fields it may fill. An int field's
 // range must fit an int (readKnobs refuses a declaration where it does not).
 
-template <class C>
-constexpr Knob<C> flagKnob(const char* name, bool C::*field, bool def, const char* help) {
+// The spec of a knob read as a number in [min, max].
+constexpr KnobSpec numberSpec(const char* name, KnobType type, int64_t def, int64_t min,
+                              int64_t max, const char* help) {
   KnobSpec s;
   s.name = name;
-  s.type = KnobType::Flag;
+  s.type = type;
   s.help = help;
-  s.defaultNumber = def ? 1 : 0;
-  s.min = 0;
-  s.max = 1;
-  return Knob<C>{s, field};
+  s.defaultNumber = def;
+  s.min = min;
+  s.max = max;
+  return s;
+}
+
+template <class C>
+constexpr Knob<C> flagKnob(const char* name, bool C::*field, bool def, const char* help) {
+  return Knob<C>{numberSpec(name, KnobType::Flag, def ? 1 : 0, 0, 1, help), field};
 }
 
 template <class C, class T>
@@ -111,27 +117,13 @@ constexpr Knob<C> intKnob(const char* name, T C::*field, int64_t def, int64_t mi
                           const char* help) {
   static_assert(std::is_same_v<T, int> || std::is_same_v<T, int64_t>,
                 "an integer knob fills an int or an int64_t");
-  KnobSpec s;
-  s.name = name;
-  s.type = KnobType::Int;
-  s.help = help;
-  s.defaultNumber = def;
-  s.min = min;
-  s.max = max;
-  return Knob<C>{s, field};
+  return Knob<C>{numberSpec(name, KnobType::Int, def, min, max, help), field};
 }
 
 template <class C>
 constexpr Knob<C> sizeKnob(const char* name, size_t C::*field, int64_t def, int64_t min,
                            int64_t max, const char* help) {
-  KnobSpec s;
-  s.name = name;
-  s.type = KnobType::Size;
-  s.help = help;
-  s.defaultNumber = def;
-  s.min = min;
-  s.max = max;
-  return Knob<C>{s, field};
+  return Knob<C>{numberSpec(name, KnobType::Size, def, min, max, help), field};
 }
 
 template <class C>
