@@ -71,6 +71,7 @@
 #include "ncclnet/abi/net.h"
 #include "ncclnet/detail/properties.hpp"
 #include "ncclnet/log.hpp"
+#include "ncclnet/object_model.hpp"
 #include "ncclnet/params.hpp"
 #include "ncclnet/plugin_contract.hpp"
 
@@ -99,6 +100,17 @@ struct CommContext {
 constexpr int kMaxGroupedRecvs = 64;
 
 namespace detail {
+
+// Which optional slots a class offers: those it names (a class on the
+// object model is adapted, and offers what its model declares).
+template <class T>
+struct OffersOptional {
+  static constexpr bool regMrDmaBuf = names_regMrDmaBuf_v<T>;
+  static constexpr bool getDeviceMr = names_getDeviceMr_v<T>;
+  static constexpr bool irecvConsumed = names_irecvConsumed_v<T>;
+  static constexpr bool makeVDevice = names_makeVDevice_v<T>;
+  static constexpr bool setNetAttr = names_setNetAttr_v<T>;
+};
 
 // The process-wide state the C ABI forces on a plugin: functions such as
 // devices() carry no context, so the one implementation object lives here.
@@ -300,7 +312,7 @@ struct Exports {
     return call<Impl>("getProperties", [&](Impl& impl) {
       if (props == nullptr) return State::get().fail("getProperties", "props is NULL");
       ncclNetProperties_v12_t v12;
-      std::memset(static_cast<void*>(&v12), 0, sizeof(v12));
+      fillNcclDefaults(dev, &v12);
       ncclResult_t res = impl.getProperties(dev, &v12);
       if (res != ncclSuccess) return res;
       const char* why = "";
@@ -470,32 +482,32 @@ struct Exports {
   // Tables exist only for a class that meets the contract, where a named
   // optional member has its exact signature.)
   static constexpr decltype(ncclNet_v12_t::regMrDmaBuf) regMrDmaBufSlot() {
-    if constexpr (names_regMrDmaBuf_v<Impl>)
+    if constexpr (OffersOptional<Impl>::regMrDmaBuf)
       return &Exports::regMrDmaBuf;
     else
       return nullptr;
   }
   static constexpr decltype(ncclNet_v12_t::getDeviceMr) getDeviceMrSlot() {
-    if constexpr (names_getDeviceMr_v<Impl>)
+    if constexpr (OffersOptional<Impl>::getDeviceMr)
       return &Exports::getDeviceMr;
     else
       return nullptr;
   }
   static constexpr decltype(ncclNet_v12_t::irecvConsumed) irecvConsumedSlot() {
-    if constexpr (names_irecvConsumed_v<Impl>)
+    if constexpr (OffersOptional<Impl>::irecvConsumed)
       return &Exports::irecvConsumed;
     else
       return nullptr;
   }
   template <class VProps>
   static constexpr ncclResult_t (*makeVDeviceSlot())(int*, VProps*) {
-    if constexpr (names_makeVDevice_v<Impl>)
+    if constexpr (OffersOptional<Impl>::makeVDevice)
       return &Exports::makeVDevice<VProps>;
     else
       return nullptr;
   }
   static constexpr decltype(ncclNet_v12_t::setNetAttr) setNetAttrSlot() {
-    if constexpr (names_setNetAttr_v<Impl>)
+    if constexpr (OffersOptional<Impl>::setNetAttr)
       return &Exports::setNetAttr;
     else
       return nullptr;
@@ -508,20 +520,22 @@ struct Exports {
 #pragma GCC visibility pop
 
 #include "ncclnet/detail/export_tables.hpp"
+#include "ncclnet/detail/object_adapter.hpp"
 
 #define NCCLNET_DETAIL_EXPORT_TABLE(Impl, N)                                                    \
   extern "C" __attribute__((visibility("default"))) const ncclNet_v##N##_t ncclNetPlugin_v##N = \
-      ::ncclnet::detail::Tables<Impl>::v##N();
+      ::ncclnet::detail::Tables<typename ::ncclnet::detail::ExportedClass<Impl>::type>::v##N();
 
 // Checks `Impl` against the contract above, then defines ncclNetPlugin_v6
 // ... ncclNetPlugin_v12 for it. Use once per plugin library, at namespace
 // scope.
-#define NCCLNET_EXPORT_PLUGIN(Impl)     \
-  NCCLNET_CHECK_PLUGIN_CONTRACT(Impl)   \
-  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 6)  \
-  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 7)  \
-  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 8)  \
-  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 9)  \
-  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 10) \
-  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 11) \
+#define NCCLNET_EXPORT_PLUGIN(Impl)         \
+  NCCLNET_CHECK_PLUGIN_CONTRACT(Impl)       \
+  NCCLNET_CHECK_OBJECT_MODEL_CONTRACT(Impl) \
+  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 6)      \
+  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 7)      \
+  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 8)      \
+  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 9)      \
+  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 10)     \
+  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 11)     \
   NCCLNET_DETAIL_EXPORT_TABLE(Impl, 12)

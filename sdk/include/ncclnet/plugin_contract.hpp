@@ -23,6 +23,7 @@
 #include <type_traits>
 
 #include "ncclnet/abi/net.h"
+#include "ncclnet/object_model.hpp"
 
 namespace ncclnet {
 struct InitArgs;
@@ -171,14 +172,18 @@ constexpr bool meetsContract_v =
 // One static_assert per member, each naming the member and its signature.
 // They are spelled here, in a public header, because this is the file a
 // failing check points at.
-#define NCCLNET_DETAIL_REQUIRE_MEMBER(Impl, name, params)     \
-  static_assert(::ncclnet::detail::declares_##name##_v<Impl>, \
-                #Impl " must declare: ncclResult_t " #name #params);
-#define NCCLNET_DETAIL_CHECK_OPTIONAL_MEMBER(Impl, name, params)                                  \
-  static_assert(                                                                                  \
-      !::ncclnet::detail::names_##name##_v<Impl> || ::ncclnet::detail::declares_##name##_v<Impl>, \
-      #Impl " declares the optional " #name                                                       \
-            " with another signature; it must be: ncclResult_t " #name #params);
+// (A class on the object model, <ncclnet/object_model.hpp>, has a contract
+// of its own: these pass it.)
+#define NCCLNET_DETAIL_REQUIRE_MEMBER(Impl, name, params)                                 \
+  static_assert(                                                                          \
+      ::ncclnet::usesObjectModel_v<Impl> || ::ncclnet::detail::declares_##name##_v<Impl>, \
+      #Impl " must declare: ncclResult_t " #name #params);
+#define NCCLNET_DETAIL_CHECK_OPTIONAL_MEMBER(Impl, name, params)  \
+  static_assert(::ncclnet::usesObjectModel_v<Impl> ||             \
+                    !::ncclnet::detail::names_##name##_v<Impl> || \
+                    ::ncclnet::detail::declares_##name##_v<Impl>, \
+                #Impl " declares the optional " #name             \
+                      " with another signature; it must be: ncclResult_t " #name #params);
 
 // Checks `Impl` against the contract of <ncclnet/plugin.hpp>, at namespace
 // scope. NCCLNET_EXPORT_PLUGIN runs it; a plugin's own tests may too.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// testnet: an in-process plugin built with the SDK's export macro. Sends and
+// testnet: an in-process plugin on the SDK's object model. Sends and
 // receives between comms of the same process are matched in memory, so the
 // round-trip tests can drive every ABI version through the whole contract
 // without a network. Built twice: "sdk-testnet" provides every optional
@@ -11,7 +11,6 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "ncclnet/plugin.hpp"
@@ -26,9 +25,8 @@ constexpr int kPhysicalDevices = 2;
 struct Handle {
   uint64_t magic;
   uint64_t listenId;
-  int connectCalls;  // connect completes on its second call, as a real one may
 };
-static_assert(sizeof(Handle) <= NCCL_NET_HANDLE_MAXSIZE, "handle must fit NCCL's buffer");
+static_assert(sizeof(Handle) <= ncclnet::kPluginHandleBytes, "handle must fit the plugin's part");
 
 struct MemoryRegion {
   char* base;
@@ -127,6 +125,13 @@ struct SendComm {
 };
 struct RecvComm {
   std::shared_ptr<Channel> channel;
+  // Released at test() even with irecvConsumed: NCCLs that load ABI v6
+  // never call irecvConsumed, so a request must not depend on it.
+  bool holdsUntilConsumed() const { return false; }
+};
+struct Connector {
+  uint64_t listenId;
+  int calls = 0;  // connect completes on its second call, as a real one may
 };
 
 class TestNet {
@@ -136,6 +141,13 @@ class TestNet {
 #else
   static constexpr const char* kName = "sdk-testnet";
 #endif
+  // The object model: the SDK keeps the handles NCCL holds.
+  using ListenComm = Listen;
+  using SendComm = ::SendComm;
+  using RecvComm = ::RecvComm;
+  using MemHandle = MemoryRegion;
+  using Request = ::Request;
+  using Connector = ::Connector;
 
   struct Knobs {
     int devices = 0;
@@ -174,6 +186,7 @@ class TestNet {
     return ncclSuccess;
   }
 
+  // Every field the SDK's defaults (NCCL's) do not already hold.
   ncclResult_t getProperties(int dev, ncclNetProperties_v12_t* props) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (dev < 0 || dev >= physical_ + static_cast<int>(virtual_.size())) {
@@ -183,51 +196,35 @@ class TestNet {
     while (static_cast<int>(names_.size()) <= dev)
       names_.push_back("testnet" + std::to_string(names_.size()));
     props->name = names_[dev].data();
-    props->pciPath = nullptr;
     props->guid = 0x1000 + dev;
-    props->ptrSupport = NCCL_PTR_HOST;
     props->regIsGlobal = 1;
-    props->forceFlush = 0;
     props->speed = 100000;
     props->port = 1;
     props->latency = 1.5f;
     props->maxComms = 1024;
     props->maxRecvs = kMaxRecvs;
-    props->netDeviceType = NCCL_NET_DEVICE_HOST;
-    props->netDeviceVersion = NCCL_NET_DEVICE_INVALID_VERSION;
-    if (dev < physical_) {
-      props->vProps.ndevs = 1;
-      props->vProps.devs[0] = dev;
-    } else {
-      props->vProps = virtual_[dev - physical_];
-    }
-    props->maxP2pBytes = NCCL_MAX_NET_SIZE_BYTES;
-    props->maxCollBytes = NCCL_MAX_NET_SIZE_BYTES;
-    props->maxMultiRequestSize = 1;
+    if (dev >= physical_) props->vProps = virtual_[dev - physical_];
     props->railId = static_cast<int16_t>(dev);
     props->planeId = 0;
     return ncclSuccess;
   }
 
-  ncclResult_t listen(const ncclnet::CommContext&, int dev, void* handle, void** listenComm) {
+  ncclResult_t listen(const ncclnet::CommContext&, int dev, void* handle,
+                      std::unique_ptr<Listen>* out) {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (handle == nullptr || listenComm == nullptr || dev < 0 || dev >= physical_) {
-      NCCLNET_WARN(log_, "listen: bad arguments (dev %d)", dev);
-      return ncclInvalidArgument;
-    }
+    if (dev < 0 || dev >= physical_) return bad("listen", "no such physical device");
     auto listen = std::make_unique<Listen>();
     listen->id = ++nextListenId_;
     listen->dev = dev;
-    Handle h{kHandleMagic, listen->id, 0};
+    Handle h{kHandleMagic, listen->id};
     std::memcpy(handle, &h, sizeof(h));
-    *listenComm = listen.get();
-    listens_.emplace(listen.get(), std::move(listen));
+    listens_[listen->id] = listen.get();
+    *out = std::move(listen);
     return ncclSuccess;
   }
 
-  ncclResult_t connect(const ncclnet::CommContext&, int, void* handle, void** sendComm,
-                       ncclNetDeviceHandle_v12_t**) {
-    std::lock_guard<std::mutex> lock(mutex_);
+  ncclResult_t connect(const ncclnet::CommContext&, int, const void* handle,
+                       std::unique_ptr<Connector>* out) {
     Handle h;
     std::memcpy(&h, handle, sizeof(h));
     if (h.magic != kHandleMagic) {
@@ -235,89 +232,77 @@ class TestNet {
                    static_cast<unsigned long long>(h.magic));
       return ncclInvalidUsage;
     }
-    Listen* listen = findListen(h.listenId);
-    if (listen == nullptr) {
+    *out = std::make_unique<Connector>(Connector{h.listenId});
+    return ncclSuccess;
+  }
+
+  ncclResult_t connectStep(Connector& connector, std::unique_ptr<SendComm>* out,
+                           ncclNetDeviceHandle_v12_t**) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto listen = listens_.find(connector.listenId);
+    if (listen == listens_.end()) {
       NCCLNET_WARN(log_, "connect: listen %llu is closed",
-                   static_cast<unsigned long long>(h.listenId));
+                   static_cast<unsigned long long>(connector.listenId));
       return ncclRemoteError;
     }
-    if (h.connectCalls++ == 0) {  // not yet: NCCL calls again with the same handle
-      std::memcpy(handle, &h, sizeof(h));
-      *sendComm = nullptr;
-      return ncclSuccess;
-    }
+    if (connector.calls++ == 0) return ncclSuccess;  // not yet: NCCL calls again
     auto comm = std::make_unique<SendComm>();
     comm->channel = std::make_shared<Channel>();
-    listen->pending.push_back(comm->channel);
-    *sendComm = comm.get();
-    sends_.emplace(comm.get(), std::move(comm));
+    listen->second->pending.push_back(comm->channel);
+    *out = std::move(comm);
     return ncclSuccess;
   }
 
-  ncclResult_t accept(void* listenComm, void** recvComm, ncclNetDeviceHandle_v12_t**) {
+  ncclResult_t accept(Listen& listen, std::unique_ptr<RecvComm>* out, ncclNetDeviceHandle_v12_t**) {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = listens_.find(listenComm);
-    if (it == listens_.end()) return bad("accept", "unknown listenComm");
-    if (it->second->pending.empty()) {
-      *recvComm = nullptr;
-      return ncclSuccess;
-    }
+    if (listen.pending.empty()) return ncclSuccess;
     auto comm = std::make_unique<RecvComm>();
-    comm->channel = it->second->pending.front();
-    it->second->pending.pop_front();
-    *recvComm = comm.get();
-    recvs_.emplace(comm.get(), std::move(comm));
+    comm->channel = listen.pending.front();
+    listen.pending.pop_front();
+    *out = std::move(comm);
     return ncclSuccess;
   }
 
-  ncclResult_t regMr(void* comm, void* data, size_t size, int type, void** mhandle) {
+  ncclResult_t regMr(ncclnet::DataComm<TestNet>, void* data, size_t size, int type,
+                     std::unique_ptr<MemoryRegion>* out) {
     if (type != NCCL_PTR_HOST) return bad("regMr", "testnet registers host memory only");
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!isComm(comm)) return bad("regMr", "unknown comm");
-    auto region = std::make_unique<MemoryRegion>(MemoryRegion{static_cast<char*>(data), size});
-    *mhandle = region.get();
-    regions_.emplace(region.get(), std::move(region));
+    *out = std::make_unique<MemoryRegion>(MemoryRegion{static_cast<char*>(data), size});
     return ncclSuccess;
   }
 
-  ncclResult_t deregMr(void* comm, void* mhandle) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!isComm(comm) || regions_.erase(mhandle) == 0)
-      return bad("deregMr", "unknown comm or mhandle");
+  ncclResult_t deregMr(ncclnet::DataComm<TestNet>, MemoryRegion&) {
     return ncclSuccess;
   }
 
-  ncclResult_t isend(void* sendComm, void* data, size_t size, int tag, void* mhandle, void*,
-                     void** request) {
-    Channel* channel = sendChannel(sendComm);
-    if (channel == nullptr) return bad("isend", "unknown sendComm");
-    if (!covers(mhandle, data, size)) return bad("isend", "buffer outside its memory region");
-    std::lock_guard<std::mutex> lock(channel->mutex);
-    Request* r = channel->sendRequests.acquire();
+  ncclResult_t isend(SendComm& comm, void* data, size_t size, int tag, MemoryRegion* mh, void*,
+                     Request** request) {
+    if (!covers(mh, data, size)) return bad("isend", "buffer outside its memory region");
+    Channel& channel = *comm.channel;
+    std::lock_guard<std::mutex> lock(channel.mutex);
+    Request* r = channel.sendRequests.acquire();
     if (r != nullptr) {
-      r->channel = channel;
+      r->channel = &channel;
       r->isSend = true;
       r->n = 1;
-      channel->sends.push_back(PostedSend{r, data, size, tag});
-      channel->match();
+      channel.sends.push_back(PostedSend{r, data, size, tag});
+      channel.match();
     }
     *request = r;  // NULL: all requests in flight, try again
     return ncclSuccess;
   }
 
-  ncclResult_t irecv(void* recvComm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
-                     void**, void** request) {
-    Channel* channel = recvChannel(recvComm);
-    if (channel == nullptr) return bad("irecv", "unknown recvComm");
-    if (n < 1 || n > kMaxRecvs) return bad("irecv", "n outside 1..maxRecvs");
+  ncclResult_t irecv(RecvComm& comm, int n, void** data, size_t* sizes, int* tags,
+                     MemoryRegion** mhs, void**, Request** request) {
+    if (n > kMaxRecvs) return bad("irecv", "n outside 1..maxRecvs");
     for (int i = 0; i < n; i++) {
-      if (!covers(mhandles[i], data[i], sizes[i]))
+      if (!covers(mhs[i], data[i], sizes[i]))
         return bad("irecv", "buffer outside its memory region");
     }
-    std::lock_guard<std::mutex> lock(channel->mutex);
-    Request* r = channel->recvRequests.acquire();
+    Channel& channel = *comm.channel;
+    std::lock_guard<std::mutex> lock(channel.mutex);
+    Request* r = channel.recvRequests.acquire();
     if (r != nullptr) {
-      r->channel = channel;
+      r->channel = &channel;
       r->n = n;
       PostedRecv posted{};
       posted.request = r;
@@ -326,63 +311,49 @@ class TestNet {
         posted.capacity[i] = sizes[i];
         posted.tags[i] = tags[i];
       }
-      channel->recvs.push_back(posted);
-      channel->match();
+      channel.recvs.push_back(posted);
+      channel.match();
     }
     *request = r;
     return ncclSuccess;
   }
 
-  ncclResult_t iflush(void*, int, void**, int*, void**, void** request) {
+  ncclResult_t iflush(RecvComm&, int, void**, int*, MemoryRegion**, Request** request) {
     *request = nullptr;  // host memory: nothing to flush
     return ncclSuccess;
   }
 
-  ncclResult_t test(void* request, int* done, int* sizes) {
-    Request* r = static_cast<Request*>(request);
-    Channel* channel = owningChannel(request);
-    if (channel == nullptr) return bad("test", "not a live request");
-    std::lock_guard<std::mutex> lock(channel->mutex);
-    *done = r->matched == r->n;
-    if (!*done) return ncclSuccess;
-    ncclResult_t error = r->error;
-    if (sizes != nullptr) {
-      for (int i = 0; i < r->n; i++) sizes[i] = r->sizes[i];
-    }
-    // Released here even with irecvConsumed: NCCLs that load ABI v6 never
-    // call irecvConsumed, so a request must not depend on it.
-    releaseRequest(channel, r);
-    if (error != ncclSuccess) NCCLNET_WARN(log_, "test: message larger than its receive buffer");
-    return error;
+  ncclResult_t test(SendComm& comm, Request& request, int* done, int* sizes) {
+    return finish(*comm.channel, request, done, sizes);
+  }
+  ncclResult_t test(RecvComm& comm, Request& request, int* done, int* sizes) {
+    return finish(*comm.channel, request, done, sizes);
   }
 
-  ncclResult_t closeSend(void* comm) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return sends_.erase(comm) ? ncclSuccess : bad("closeSend", "unknown sendComm");
+  ncclResult_t close(std::unique_ptr<SendComm>) {
+    return ncclSuccess;
   }
-  ncclResult_t closeRecv(void* comm) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return recvs_.erase(comm) ? ncclSuccess : bad("closeRecv", "unknown recvComm");
+  ncclResult_t close(std::unique_ptr<RecvComm>) {
+    return ncclSuccess;
   }
-  ncclResult_t closeListen(void* comm) {
+  ncclResult_t close(std::unique_ptr<Listen> listen) {
     std::lock_guard<std::mutex> lock(mutex_);
-    return listens_.erase(comm) ? ncclSuccess : bad("closeListen", "unknown listenComm");
+    listens_.erase(listen->id);
+    return ncclSuccess;
   }
 
 #ifndef TESTNET_MINIMAL
-  ncclResult_t regMrDmaBuf(void* comm, void* data, size_t size, int type, uint64_t, int fd,
-                           void** mhandle) {
+  ncclResult_t regMrDmaBuf(ncclnet::DataComm<TestNet> comm, void* data, size_t size, int type,
+                           uint64_t, int fd, std::unique_ptr<MemoryRegion>* out) {
     if (fcntl(fd, F_GETFD) < 0) return bad("regMrDmaBuf", "fd is not open");
-    return regMr(comm, data, size, type == NCCL_PTR_CUDA ? NCCL_PTR_HOST : type, mhandle);
+    return regMr(comm, data, size, type == NCCL_PTR_CUDA ? NCCL_PTR_HOST : type, out);
   }
-  ncclResult_t getDeviceMr(void*, void*, void** dptr) {
+  ncclResult_t getDeviceMr(ncclnet::DataComm<TestNet>, MemoryRegion&, void** dptr) {
     *dptr = nullptr;
     return ncclSuccess;
   }
-  ncclResult_t irecvConsumed(void* recvComm, int n, void* request) {
-    if (recvChannel(recvComm) == nullptr || request == nullptr || n < 1 || n > kMaxRecvs) {
-      return bad("irecvConsumed", "unknown recvComm, NULL request or n out of range");
-    }
+  ncclResult_t irecvConsumed(RecvComm&, int n, Request*) {
+    if (n < 1 || n > kMaxRecvs) return bad("irecvConsumed", "n out of range");
     return ncclSuccess;
   }
   ncclResult_t makeVDevice(int* d, ncclNetVDeviceProps_v12_t* props) {
@@ -405,62 +376,35 @@ class TestNet {
     NCCLNET_WARN(log_, "%s: %s", fn, why);
     return ncclInvalidArgument;
   }
-  Listen* findListen(uint64_t id) {
-    for (auto& entry : listens_) {
-      if (entry.second->id == id) return entry.second.get();
-    }
-    return nullptr;
-  }
-  bool isComm(void* comm) {
-    return sends_.count(comm) || recvs_.count(comm);
-  }
-  bool covers(void* mhandle, void* data, size_t size) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = regions_.find(mhandle);
-    if (it == regions_.end()) return false;
-    const MemoryRegion& region = *it->second;
+  static bool covers(const MemoryRegion* region, void* data, size_t size) {
     char* p = static_cast<char*>(data);
-    return size == 0 || (p >= region.base && p + size <= region.base + region.size);
+    return size == 0 ||
+           (region != nullptr && p >= region->base && p + size <= region->base + region->size);
   }
-  Channel* sendChannel(void* comm) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = sends_.find(comm);
-    return it == sends_.end() ? nullptr : it->second->channel.get();
-  }
-  Channel* recvChannel(void* comm) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = recvs_.find(comm);
-    return it == recvs_.end() ? nullptr : it->second->channel.get();
-  }
-  // The channel whose pools hold `request`, or nullptr for a stale pointer.
-  Channel* owningChannel(void* request) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (auto& entry : sends_) {
-      if (entry.second->channel->sendRequests.owns(request)) return entry.second->channel.get();
+  ncclResult_t finish(Channel& channel, Request& r, int* done, int* sizes) {
+    std::lock_guard<std::mutex> lock(channel.mutex);
+    *done = r.matched == r.n;
+    if (!*done) return ncclSuccess;
+    ncclResult_t error = r.error;
+    if (sizes != nullptr) {
+      for (int i = 0; i < r.n; i++) sizes[i] = r.sizes[i];
     }
-    for (auto& entry : recvs_) {
-      if (entry.second->channel->recvRequests.owns(request)) return entry.second->channel.get();
-    }
-    return nullptr;
-  }
-  static void releaseRequest(Channel* channel, Request* r) {
-    if (r->isSend)
-      channel->sendRequests.release(r);
+    if (r.isSend)
+      channel.sendRequests.release(&r);
     else
-      channel->recvRequests.release(r);
+      channel.recvRequests.release(&r);
+    if (error != ncclSuccess) NCCLNET_WARN(log_, "test: message larger than its receive buffer");
+    return error;
   }
 
   ncclnet::Logger log_;
   ncclnet::ParamTable params_;
-  std::mutex mutex_;
+  std::mutex mutex_;  // guards what follows
   int physical_ = kPhysicalDevices;
   uint64_t nextListenId_ = 0;
   std::vector<ncclNetVDeviceProps_v12_t> virtual_;
-  std::deque<std::string> names_;  // deque: names handed out stay where they are
-  std::unordered_map<void*, std::unique_ptr<Listen>> listens_;
-  std::unordered_map<void*, std::unique_ptr<SendComm>> sends_;
-  std::unordered_map<void*, std::unique_ptr<RecvComm>> recvs_;
-  std::unordered_map<void*, std::unique_ptr<MemoryRegion>> regions_;
+  std::deque<std::string> names_;                  // deque: names handed out stay where they are
+  std::unordered_map<uint64_t, Listen*> listens_;  // open listens, for connect to find
 };
 
 }  // namespace
