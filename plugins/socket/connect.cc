@@ -75,7 +75,6 @@ ncclResult_t ListenComm::open(const Interface& itf, const Config& config, const 
   handle->nThreads = static_cast<uint16_t>(config.nThreads);
   handle->nSocksPerThread = static_cast<uint16_t>(config.nSocksPerThread);
   handle->minTaskBytes = static_cast<uint32_t>(config.minTaskBytes);
-  handle->connectId = 0;
   std::string where = itf.name + " " + describeAddress(reinterpret_cast<sockaddr*>(&addr));
   out->reset(new ListenComm(std::move(fd), config, log, handle->cookie, where));
   NCCLNET_INFO(log, NCCL_NET, "listening on %s (%d threads x %d sockets per comm)", where.c_str(),

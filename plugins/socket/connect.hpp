@@ -23,13 +23,10 @@ using Clock = std::chrono::steady_clock;
 
 class ListenComm {
  public:
-  static constexpr uint32_t kMagic = 0x4c43'5353;
-
   // Binds an ephemeral port on the interface's address and fills `handle`.
   static ncclResult_t open(const Interface& itf, const Config& config, const Logger& log,
                            std::unique_ptr<ListenComm>* out, ListenHandle* handle);
 
-  bool valid() const { return magic_ == kMagic; }
   // One step: takes new sockets, reads their hellos, refuses strays, and
   // returns a comm in *out once all sockets of one connect have arrived.
   ncclResult_t accept(std::unique_ptr<RecvComm>* out);
@@ -56,7 +53,6 @@ class ListenComm {
   void dropStale();
   void refuse(Arrival& a, const char* why);
 
-  const uint32_t magic_ = kMagic;
   Fd fd_;
   Config config_;
   Logger log_;

@@ -1,10 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // sdk-socket: the plugin object NCCL drives, and the export of its tables.
-#include <unistd.h>
-
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 
 #include "config.hpp"
 #include "connect.hpp"
@@ -21,21 +18,22 @@ namespace {
 // transfer above 1 GiB (NCCL_MAX_NET_SIZE).
 constexpr size_t kMaxMessageBytes = NCCL_MAX_NET_SIZE;
 constexpr int kMaxComms = 65536;
-constexpr uint32_t kRegionMagic = 0x4d52'5353;
-
-// A host registration. Sockets need none, so this records the range only so
-// that deregMr, isend and irecv can tell a real handle from garbage.
-struct Region {
-  uint32_t magic = kRegionMagic;
-  void* base = nullptr;
-  size_t size = 0;
-};
 
 }  // namespace
+
+// A host registration: sockets need none, so there is nothing to hold. The
+// SDK still hands NCCL a handle, and refuses any that regMr never returned.
+struct Region {};
 
 class SocketNet {
  public:
   static constexpr const char* kName = "sdk-socket";
+  using ListenComm = socketnet::ListenComm;
+  using SendComm = socketnet::SendComm;
+  using RecvComm = socketnet::RecvComm;
+  using MemHandle = Region;
+  using Request = RequestBase;
+  using Connector = socketnet::Connector;
 
   static ncclResult_t create(const InitArgs& args, std::unique_ptr<SocketNet>* out) {
     auto net = std::unique_ptr<SocketNet>(new SocketNet(args.logger));
@@ -68,25 +66,18 @@ class SocketNet {
     return ncclSuccess;
   }
 
+  // What differs from NCCL's defaults, which the SDK filled in.
   ncclResult_t getProperties(int dev, ncclNetProperties_v12_t* props) {
     if (!validDevice("getProperties", dev)) return ncclInvalidArgument;
     Interface& itf = interfaces_[dev];
     props->name = const_cast<char*>(itf.name.c_str());
     props->pciPath = itf.pciPath.empty() ? nullptr : const_cast<char*>(itf.pciPath.c_str());
     props->guid = itf.guid;
-    props->ptrSupport = NCCL_PTR_HOST;
     // Registration holds no per-comm state and costs the same for any range.
     props->regIsGlobal = 1;
-    props->forceFlush = 0;
     props->speed = itf.speedMbps;
-    props->port = 0;
-    props->latency = 0;  // NCCL's defaults
     props->maxComms = kMaxComms;
     props->maxRecvs = kMaxRecvs;
-    props->netDeviceType = NCCL_NET_DEVICE_HOST;
-    props->netDeviceVersion = NCCL_NET_DEVICE_INVALID_VERSION;
-    props->vProps.ndevs = 1;
-    props->vProps.devs[0] = dev;
     props->maxP2pBytes = kMaxMessageBytes;
     props->maxCollBytes = kMaxMessageBytes;
     if (config_.unpack) {
@@ -98,31 +89,19 @@ class SocketNet {
       props->maxP2pBytes = unpack::kMaxReceiveBytes;
       props->maxCollBytes = unpack::kMaxReceiveBytes;
     }
-    props->maxMultiRequestSize = 1;
-    props->railId = NCCL_NET_ID_UNDEF;
-    props->planeId = NCCL_NET_ID_UNDEF;
     return ncclSuccess;
   }
 
-  ncclResult_t listen(const CommContext&, int dev, void* handle, void** listenComm) {
+  ncclResult_t listen(const CommContext&, int dev, void* handle, std::unique_ptr<ListenComm>* out) {
     if (!validDevice("listen", dev)) return ncclInvalidArgument;
-    if (handle == nullptr || listenComm == nullptr)
-      return bad("listen", "NULL handle or listenComm");
-    std::unique_ptr<ListenComm> comm;
     ListenHandle h;
-    ncclResult_t res = ListenComm::open(interfaces_[dev], config_, log_, &comm, &h);
-    if (res != ncclSuccess) return res;
-    encodeHandle(h, handle);
-    std::lock_guard<std::mutex> lock(mutex_);
-    *listenComm = comm.get();
-    listens_.emplace(comm.get(), std::move(comm));
-    return ncclSuccess;
+    ncclResult_t res = ListenComm::open(interfaces_[dev], config_, log_, out, &h);
+    if (res == ncclSuccess) encodeHandle(h, handle);
+    return res;
   }
 
-  ncclResult_t connect(const CommContext&, int dev, void* handle, void** sendComm,
-                       ncclNetDeviceHandle_v12_t**) {
-    if (handle == nullptr || sendComm == nullptr) return bad("connect", "NULL handle or sendComm");
-    *sendComm = nullptr;
+  ncclResult_t connect(const CommContext&, int dev, const void* handle,
+                       std::unique_ptr<Connector>* out) {
     if (!validDevice("connect", dev)) return ncclInvalidArgument;
     ListenHandle h;
     WireError error = decodeHandle(handle, &h);
@@ -131,48 +110,19 @@ class SocketNet {
                    describe(error));
       return ncclInvalidUsage;
     }
-    std::unique_lock<std::mutex> lock(mutex_);
-    // NCCL passes the same buffer on every retry: the connect in progress is
-    // found through the id stored in it on the first call.
-    uint64_t id = h.connectId;
-    if (id == 0) {
-      id = nextConnectId_++;
-      storeConnectId(handle, id);
-      connectors_.emplace(id, std::make_unique<Connector>(h, config_, log_));
-    }
-    auto it = connectors_.find(id);
-    if (it == connectors_.end()) {
-      NCCLNET_WARN(log_,
-                   "connect: the handle names connect #%llu, which already finished or "
-                   "failed; pass a fresh copy of the listen handle",
-                   static_cast<unsigned long long>(id));
-      return ncclInvalidUsage;
-    }
-    std::unique_ptr<Connector> connector = std::move(it->second);
-    lock.unlock();  // connect steps make system calls: do not hold up other comms
-    std::unique_ptr<SendComm> comm;
-    ncclResult_t res = connector->step(&comm);
-    lock.lock();
-    if (res != ncclSuccess || comm) {
-      connectors_.erase(id);
-    } else {
-      connectors_[id] = std::move(connector);
-    }
-    if (comm) {
-      *sendComm = comm.get();
-      sends_.emplace(comm.get(), std::move(comm));
-    }
-    return res;
+    *out = std::make_unique<Connector>(h, config_, log_);
+    return ncclSuccess;
   }
 
-  ncclResult_t accept(void* listenComm, void** recvComm, ncclNetDeviceHandle_v12_t** devHandle) {
-    if (recvComm == nullptr) return bad("accept", "NULL recvComm");
-    *recvComm = nullptr;
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = listens_.find(listenComm);
-    if (it == listens_.end()) return bad("accept", "unknown listenComm");
+  ncclResult_t connectStep(Connector& connector, std::unique_ptr<SendComm>* out,
+                           ncclNetDeviceHandle_v12_t**) {
+    return connector.step(out);
+  }
+
+  ncclResult_t accept(ListenComm& listen, std::unique_ptr<RecvComm>* out,
+                      ncclNetDeviceHandle_v12_t** devHandle) {
     std::unique_ptr<RecvComm> comm;
-    ncclResult_t res = it->second->accept(&comm);
+    ncclResult_t res = listen.accept(&comm);
     if (comm && wantsUnpack(devHandle)) {
       std::unique_ptr<unpack::Receiver> receiver;
       res = makeReceiver(&receiver);
@@ -180,96 +130,66 @@ class SocketNet {
       receiver->describe(*devHandle);
       comm->enableUnpack(std::move(receiver));
     }
-    if (comm) {
-      *recvComm = comm.get();
-      recvs_.emplace(comm.get(), std::move(comm));
-    }
+    *out = std::move(comm);
     return res;
   }
 
-  ncclResult_t getDeviceMr(void*, void* mhandle, void** dptrMhandle) {
-    if (dptrMhandle == nullptr) return bad("getDeviceMr", "NULL dptr_mhandle");
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (regions_.count(mhandle) == 0) return bad("getDeviceMr", "unknown mhandle");
-    // The kernel needs no view of a registration: it only copies bounce
-    // pages into buffers it already knows.
-    *dptrMhandle = nullptr;
-    return ncclSuccess;
-  }
-
-  ncclResult_t irecvConsumed(void* recvComm, int, void* request) {
-    auto* comm = static_cast<RecvComm*>(recvComm);
-    if (comm == nullptr || !comm->valid()) return bad("irecvConsumed", "not a recvComm");
-    return comm->consumed(request);
-  }
-
-  ncclResult_t regMr(void* comm, void* data, size_t size, int type, void** mhandle) {
-    if (mhandle == nullptr || comm == nullptr) return bad("regMr", "NULL comm or mhandle");
+  ncclResult_t regMr(DataComm<SocketNet>, void*, size_t, int type, std::unique_ptr<Region>* out) {
     if (type != NCCL_PTR_HOST) {
       NCCLNET_WARN(log_, "regMr: memory type %d is not supported (ptrSupport is HOST only)", type);
       return ncclInternalError;
     }
-    auto region = std::make_unique<Region>();
-    region->base = data;
-    region->size = size;
-    std::lock_guard<std::mutex> lock(mutex_);
-    *mhandle = region.get();
-    regions_.emplace(region.get(), std::move(region));
+    *out = std::make_unique<Region>();
+    return ncclSuccess;
+  }
+  ncclResult_t deregMr(DataComm<SocketNet>, Region&) { return ncclSuccess; }
+
+  // The kernel needs no view of a registration: it only copies bounce pages
+  // into buffers it already knows.
+  ncclResult_t getDeviceMr(DataComm<SocketNet>, Region&, void** dptrMhandle) {
+    *dptrMhandle = nullptr;
     return ncclSuccess;
   }
 
-  ncclResult_t deregMr(void*, void* mhandle) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = regions_.find(mhandle);
-    if (it == regions_.end()) return bad("deregMr", "unknown mhandle");
-    it->second->magic = 0;  // a stale copy of the handle is refused from now on
-    regions_.erase(it);
+  // Sockets need no registration: a NULL mhandle is accepted (NCCL's own
+  // Socket transport hands out NULL mhandles).
+  ncclResult_t isend(SendComm& comm, void* data, size_t size, int tag, Region*, void*,
+                     RequestBase** request) {
+    void* issued = nullptr;
+    ncclResult_t res = comm.isend(data, size, tag, &issued);
+    *request = static_cast<RequestBase*>(issued);
+    return res;
+  }
+
+  ncclResult_t irecv(RecvComm& comm, int n, void** data, size_t* sizes, int* tags, Region**, void**,
+                     RequestBase** request) {
+    void* issued = nullptr;
+    ncclResult_t res = comm.irecv(n, data, sizes, tags, &issued);
+    *request = static_cast<RequestBase*>(issued);
+    return res;
+  }
+
+  ncclResult_t iflush(RecvComm&, int, void**, int*, Region**, RequestBase** request) {
+    *request = nullptr;  // host memory only: nothing to flush
     return ncclSuccess;
   }
 
-  ncclResult_t isend(void* sendComm, void* data, size_t size, int tag, void* mhandle, void*,
-                     void** request) {
-    auto* comm = static_cast<SendComm*>(sendComm);
-    if (comm == nullptr || request == nullptr || !comm->valid()) {
-      return bad("isend", "not a sendComm, or NULL request");
-    }
-    if (!isRegion(mhandle)) return bad("isend", "the mhandle is not one regMr returned");
-    return comm->isend(data, size, tag, request);
+  ncclResult_t test(SendComm& comm, RequestBase& request, int* done, int* sizes) {
+    return comm.test(static_cast<SendRequest*>(&request), done, sizes);
+  }
+  ncclResult_t test(RecvComm& comm, RequestBase& request, int* done, int* sizes) {
+    return comm.test(static_cast<RecvRequest*>(&request), done, sizes);
   }
 
-  ncclResult_t irecv(void* recvComm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
-                     void**, void** request) {
-    auto* comm = static_cast<RecvComm*>(recvComm);
-    if (comm == nullptr || request == nullptr || !comm->valid()) {
-      return bad("irecv", "not a recvComm, or NULL request");
-    }
-    for (int i = 0; mhandles != nullptr && i < n && i < kMaxGroupedRecvs; i++) {
-      if (!isRegion(mhandles[i])) return bad("irecv", "an mhandle is not one regMr returned");
-    }
-    return comm->irecv(n, data, sizes, tags, request);
+  ncclResult_t irecvConsumed(RecvComm& comm, int, RequestBase* request) {
+    return comm.consumed(request);
   }
 
-  ncclResult_t iflush(void*, int, void**, int*, void**, void** request) {
-    if (request != nullptr) *request = nullptr;  // host memory only: nothing to flush
-    return ncclSuccess;
-  }
-
-  ncclResult_t test(void* request, int* done, int* sizes) {
-    auto* base = static_cast<RequestBase*>(request);
-    if (base == nullptr || done == nullptr || base->magic != kRequestMagic) {
-      return bad("test", "not a request of this plugin, or NULL done");
-    }
-    if (base->kind == RequestKind::Send) {
-      return static_cast<SendComm*>(base->comm)->test(static_cast<SendRequest*>(base), done, sizes);
-    }
-    return static_cast<RecvComm*>(base->comm)->test(static_cast<RecvRequest*>(base), done, sizes);
-  }
-
-  ncclResult_t closeSend(void* sendComm) { return closeOne("closeSend", sends_, sendComm); }
-  ncclResult_t closeRecv(void* recvComm) { return closeOne("closeRecv", recvs_, recvComm); }
-  ncclResult_t closeListen(void* listenComm) {
-    return closeOne("closeListen", listens_, listenComm);
-  }
+  // Destroying a comm joins its helper threads; the SDK calls this outside
+  // any lock of its own.
+  ncclResult_t close(std::unique_ptr<SendComm>) { return ncclSuccess; }
+  ncclResult_t close(std::unique_ptr<RecvComm>) { return ncclSuccess; }
+  ncclResult_t close(std::unique_ptr<ListenComm>) { return ncclSuccess; }
 
  private:
   explicit SocketNet(Logger log) : log_(log), params_(log) {}
@@ -282,8 +202,9 @@ class SocketNet {
   }
 
   // A receiver on the process's bounce pool, made at the first UNPACK
-  // accept (mutex_ held).
+  // accept.
   ncclResult_t makeReceiver(std::unique_ptr<unpack::Receiver>* out) {
+    std::lock_guard<std::mutex> lock(bounceMutex_);
     std::string why;
     if (!bounce_) {
       bounce_ = unpack::BouncePool::create(unpack::mappedRegions(cuda::Driver::get()),
@@ -302,53 +223,17 @@ class SocketNet {
     return ncclSuccess;
   }
 
-  // The data path checks only the magic (no lock, no lookup): enough to
-  // refuse an mhandle that regMr never returned, which NCCL never passes.
-  // NULL is let through: sockets need no registration, so a host may skip
-  // it (NCCL's own Socket transport hands out NULL mhandles).
-  static bool isRegion(const void* mhandle) {
-    return mhandle == nullptr || static_cast<const Region*>(mhandle)->magic == kRegionMagic;
-  }
-
   bool validDevice(const char* fn, int dev) {
     if (dev >= 0 && dev < static_cast<int>(interfaces_.size())) return true;
     NCCLNET_WARN(log_, "%s: device %d does not exist (%zu devices)", fn, dev, interfaces_.size());
     return false;
   }
 
-  ncclResult_t bad(const char* fn, const char* why) {
-    NCCLNET_WARN(log_, "%s: %s", fn, why);
-    return ncclInvalidArgument;
-  }
-
-  // Destroys a comm outside the lock: joining helper threads takes time.
-  template <class T>
-  ncclResult_t closeOne(const char* fn, std::unordered_map<void*, std::unique_ptr<T>>& map,
-                        void* comm) {
-    std::unique_ptr<T> doomed;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto it = map.find(comm);
-      if (it == map.end()) return bad(fn, "unknown comm (already closed?)");
-      doomed = std::move(it->second);
-      map.erase(it);
-    }
-    return ncclSuccess;
-  }
-
   Logger log_;
   ParamTable params_;
   Config config_;
   std::vector<Interface> interfaces_;  // fixed after create()
-
-  std::mutex mutex_;  // guards the maps below (control path only)
-  uint64_t nextConnectId_ =
-      randomId() | 1;  // random start: a stale handle from an earlier plugin object finds nothing
-  std::unordered_map<uint64_t, std::unique_ptr<Connector>> connectors_;
-  std::unordered_map<void*, std::unique_ptr<ListenComm>> listens_;
-  std::unordered_map<void*, std::unique_ptr<SendComm>> sends_;
-  std::unordered_map<void*, std::unique_ptr<RecvComm>> recvs_;
-  std::unordered_map<void*, std::unique_ptr<Region>> regions_;
+  std::mutex bounceMutex_;
   std::shared_ptr<unpack::BouncePool> bounce_;  // UNPACK bounce pages, from the first accept
 };
 

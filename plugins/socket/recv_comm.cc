@@ -54,8 +54,6 @@ ncclResult_t RecvComm::irecv(int n, void** data, size_t* sizes, int* tags, void*
     pump();
     return health.error();
   }
-  r->kind = RequestKind::Recv;
-  r->comm = this;
   r->n = n;
   if (timeline_.enabled()) r->postedNs = steadyNowNs();
   ClearToSend cts;

@@ -14,19 +14,19 @@ namespace ncclnet::socketnet {
 
 class RecvComm {
  public:
-  static constexpr uint32_t kMagic = 0x5243'5353;
-
   // `timeline`: what NCCLNET_SOCKET_TIMELINE and _TRACE_DIR want at close.
   RecvComm(std::unique_ptr<CommCore> core, TimelineOptions timeline);
   ~RecvComm();
   RecvComm(const RecvComm&) = delete;
   RecvComm& operator=(const RecvComm&) = delete;
 
-  bool valid() const { return magic_ == kMagic; }
   ncclResult_t irecv(int n, void** data, size_t* sizes, int* tags, void** request);
   ncclResult_t test(RecvRequest* request, int* done, int* sizes);
   // NCCL's kernel is done with a receive's data (UNPACK: its pages go back).
   ncclResult_t consumed(void* request);
+  // UNPACK: a receive keeps its bounce pages after test() reported it done,
+  // until consumed() (set before accept hands the comm out; never changes).
+  bool holdsUntilConsumed() const { return unpack_ != nullptr; }
 
   // From now on payload lands in `receiver`'s bounce pages (before any irecv).
   void enableUnpack(std::unique_ptr<unpack::Receiver> receiver);
@@ -47,7 +47,6 @@ class RecvComm {
   // Ends a request that will not reach irecvConsumed (failed).
   void retire(RecvRequest* r);
 
-  const uint32_t magic_ = kMagic;
   std::unique_ptr<CommCore> core_;
   RequestPool<RecvRequest> pool_{NCCL_NET_MAX_REQUESTS};
   std::deque<RecvRequest*> matching_;  // posted receives with unmatched buffers, oldest first

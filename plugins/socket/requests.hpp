@@ -13,16 +13,9 @@
 
 namespace ncclnet::socketnet {
 
-constexpr uint32_t kRequestMagic = 0x5251'5353;
-
-enum class RequestKind : uint32_t { Send = 1, Recv = 2 };
-
-// What test() sees first: which comm, and which direction.
-struct RequestBase {
-  uint32_t magic = kRequestMagic;
-  RequestKind kind = RequestKind::Send;
-  void* comm = nullptr;
-};
+// The type NCCL's requests have in the SDK's object model: the SDK tells
+// test() which comm (and so which kind) a request belongs to.
+struct RequestBase {};
 
 struct SendRequest : RequestBase {
   char* data = nullptr;

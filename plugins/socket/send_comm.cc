@@ -46,8 +46,6 @@ ncclResult_t SendComm::isend(void* data, size_t size, int tag, void** request) {
     pump();
     return health.error();
   }
-  r->kind = RequestKind::Send;
-  r->comm = this;
   r->data = static_cast<char*>(data);
   r->size = size;
   r->tag = tag;

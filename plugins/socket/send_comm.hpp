@@ -14,15 +14,12 @@ namespace ncclnet::socketnet {
 
 class SendComm {
  public:
-  static constexpr uint32_t kMagic = 0x5343'5353;
-
   // `timeline`: what NCCLNET_SOCKET_TIMELINE and _TRACE_DIR want at close.
   SendComm(std::unique_ptr<CommCore> core, size_t inlineBytes, TimelineOptions timeline);
   ~SendComm();
   SendComm(const SendComm&) = delete;
   SendComm& operator=(const SendComm&) = delete;
 
-  bool valid() const { return magic_ == kMagic; }
   ncclResult_t isend(void* data, size_t size, int tag, void** request);
   ncclResult_t test(SendRequest* request, int* done, int* size);
 
@@ -45,7 +42,6 @@ class SendComm {
     }
   };
 
-  const uint32_t magic_ = kMagic;
   std::unique_ptr<CommCore> core_;
   size_t inlineBytes_;
   RequestPool<SendRequest> pool_{NCCL_NET_MAX_REQUESTS * kMaxRecvs};

@@ -27,7 +27,7 @@ constexpr uint32_t kCtsMagic = 0x4354'5353;
 
 // Handle offsets.
 constexpr size_t kHMagic = 0, kHVersion = 4, kHFamily = 6, kHPort = 8, kHThreads = 10, kHSocks = 12,
-                 kHAddr = 16, kHScope = 32, kHMinTask = 36, kHCookie = 40, kHConnect = 48;
+                 kHAddr = 16, kHScope = 32, kHMinTask = 36, kHCookie = 40;
 
 }  // namespace
 
@@ -52,7 +52,6 @@ void encodeHandle(const ListenHandle& h, void* handle) {
   put<uint16_t>(out, kHSocks, h.nSocksPerThread);
   put<uint32_t>(out, kHMinTask, h.minTaskBytes);
   put<uint64_t>(out, kHCookie, h.cookie);
-  put<uint64_t>(out, kHConnect, h.connectId);
   if (h.addr.ss_family == AF_INET) {
     const auto* in = reinterpret_cast<const sockaddr_in*>(&h.addr);
     put<uint16_t>(out, kHPort, in->sin_port);  // network order, kept as is
@@ -91,7 +90,6 @@ WireError decodeHandle(const void* handle, ListenHandle* out) {
   h.nSocksPerThread = get<uint16_t>(in, kHSocks);
   h.minTaskBytes = get<uint32_t>(in, kHMinTask);
   h.cookie = get<uint64_t>(in, kHCookie);
-  h.connectId = get<uint64_t>(in, kHConnect);
   int drivers = h.nThreads > 0 ? h.nThreads : 1;
   if (h.nThreads > 16 || h.nSocksPerThread < 1 || drivers * h.nSocksPerThread > 64 ||
       h.minTaskBytes == 0) {
@@ -99,10 +97,6 @@ WireError decodeHandle(const void* handle, ListenHandle* out) {
   }
   *out = h;
   return WireError::None;
-}
-
-void storeConnectId(void* handle, uint64_t connectId) {
-  put<uint64_t>(static_cast<uint8_t*>(handle), kHConnect, connectId);
 }
 
 void encodeHello(const Hello& h, uint8_t* out) {

@@ -21,9 +21,8 @@ constexpr uint16_t kProtocolVersion = 1;
 constexpr int kMaxRecvs = 8;  // grouped receives: what maxRecvs advertises
 
 // ---- the listen handle --------------------------------------------------
-// What connect needs to reach a listen, plus one field that belongs to the
-// connecting side: NCCL hands connect the same buffer on every retry, so the
-// id of the connect in progress is kept there.
+// What connect needs to reach a listen (the SDK keeps a connect in
+// progress in the handle's last bytes, after these).
 struct ListenHandle {
   sockaddr_storage addr{};
   socklen_t addrLen = 0;
@@ -31,18 +30,14 @@ struct ListenHandle {
   uint16_t nThreads = 0;  // the listener's helper threads per comm
   uint16_t nSocksPerThread = 0;
   uint32_t minTaskBytes = 0;  // the listener's stripe minimum: both ends must agree
-  uint64_t connectId = 0;     // 0 until connect starts; then its private id
 };
-constexpr size_t kHandleBytes = 56;
-static_assert(kHandleBytes <= NCCL_NET_HANDLE_MAXSIZE, "the handle must fit NCCL's buffer");
+constexpr size_t kHandleBytes = 48;
 
 enum class WireError { None, BadMagic, BadVersion, BadCookie, BadField };
 const char* describe(WireError error);
 
 void encodeHandle(const ListenHandle& h, void* handle);
 WireError decodeHandle(const void* handle, ListenHandle* out);
-// Rewrites only the connecting side's field of an encoded handle.
-void storeConnectId(void* handle, uint64_t connectId);
 
 // ---- hello: the first bytes on every socket a connect opens --------------
 struct Hello {
@@ -66,7 +61,7 @@ enum HeaderFlags : uint8_t {
 struct DataHeader {
   uint64_t size = 0;  // the sender's size (even when truncated)
   int32_t tag = 0;
-  uint8_t slot = 0;   // which buffer of the grouped receive
+  uint8_t slot = 0;  // which buffer of the grouped receive
   uint8_t flags = 0;
   uint8_t ahead = 0;  // which receive: 0 = the oldest outstanding one
 };

@@ -37,8 +37,7 @@ void handle(const uint8_t* in) {
   require(decodeHandle(again, &back) == WireError::None, "handle: re-encoded handle refused");
   require(back.addrLen == h.addrLen && std::memcmp(&back.addr, &h.addr, h.addrLen) == 0 &&
               back.cookie == h.cookie && back.nThreads == h.nThreads &&
-              back.nSocksPerThread == h.nSocksPerThread && back.minTaskBytes == h.minTaskBytes &&
-              back.connectId == h.connectId,
+              back.nSocksPerThread == h.nSocksPerThread && back.minTaskBytes == h.minTaskBytes,
           "handle: round trip changed a field");
 }
 

@@ -406,7 +406,8 @@ class ObjectAdapter {
   template <class F>
   ncclResult_t registerWith(const char* fn, void* comm, void** mhandle, F&& reg) {
     if (mhandle == nullptr) return bad(fn, "mhandle is NULL");
-    *mhandle = nullptr;
+    // *mhandle is written on success only: a failed registration leaves
+    // the caller's variable (maybe an earlier handle) as it was.
     DataComm<Impl> dc;
     if (!findDataComm(fn, comm, &dc)) return ncclInvalidArgument;
     std::unique_ptr<Mem> mem;
