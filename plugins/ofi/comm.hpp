@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "endpoint.hpp"
+#include "ncclnet/object_model.hpp"
 #include "ncclnet/request_pool.hpp"
 
 namespace ncclnet::ofinet {
@@ -21,20 +22,16 @@ constexpr uint32_t kHandleMagic = 0x4f464931;   // "OFI1"
 constexpr uint32_t kConnectMagic = 0x4f464943;  // "OFIC"
 constexpr uint16_t kConnectVersion = 1;         // ConnectMessage's layout
 
-// What listen writes into NCCL's 128-byte handle. NCCL passes the same
-// buffer to every retry of connect, so a connect in progress is remembered
-// here too: (connector nonce, pending id) names it in the connecting process
-// only, and a copy of the handle elsewhere never matches.
+// What listen writes into its part of NCCL's 128-byte handle (the SDK keeps
+// a connect in progress in the rest).
 struct Handle {
   uint32_t magic;
   uint16_t addressLength;
   uint16_t reserved;
   uint64_t listenId;
-  uint64_t connectorNonce;  // 0: no connect in progress with this buffer
-  uint64_t pendingId;
   uint8_t address[kMaxAddress];  // the listener endpoint's fi_getname
 };
-static_assert(sizeof(Handle) <= NCCL_NET_HANDLE_MAXSIZE, "handle must fit NCCL's buffer");
+static_assert(sizeof(Handle) <= kPluginHandleBytes, "the handle must fit the plugin's part");
 
 // The first message of a connection, sent to the listener's endpoint with
 // TagLayout::connect(listenId): who is calling, and the connection id its

@@ -1,18 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // sdk-ofi: the plugin class NCCL drives, exported through every ABI version.
-//
-// Locks: the registry mutex (which comms exist) is taken before an endpoint
-// mutex, never after; the request index has its own leaf mutex, taken
-// under an endpoint mutex so a request leaves the index before its slot can
-// be reused.
+// The SDK's object model keeps the handles NCCL holds; every object here
+// belongs to one device Endpoint and is touched under that endpoint's mutex.
 #include <chrono>
 #include <cstring>
 #include <memory>
 #include <mutex>
-#include <random>
 #include <string>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "comm.hpp"
@@ -24,9 +19,59 @@
 namespace ncclnet::ofinet {
 namespace {
 
+// A registration: an entry of the endpoint's MR cache, released once.
+class Registration {
+ public:
+  Registration(Endpoint* endpoint, void* entry) : endpoint_(endpoint), entry_(entry) {}
+  ~Registration() { release(); }
+  Registration(const Registration&) = delete;
+  Registration& operator=(const Registration&) = delete;
+  void* entry() const { return entry_; }
+  ncclResult_t release() {
+    if (entry_ == nullptr) return ncclSuccess;
+    std::lock_guard<std::mutex> lock(endpoint_->mutex());
+    ncclResult_t res = endpoint_->deregMr(entry_);
+    entry_ = nullptr;
+    return res;
+  }
+
+ private:
+  Endpoint* endpoint_;
+  void* entry_;
+};
+
+// A connect in progress: the send comm, until its connect message is out.
+// One that never finishes is left to its endpoint, which frees it when the
+// provider gives its operations back.
+class Connecting {
+ public:
+  explicit Connecting(std::unique_ptr<SendComm> comm) : comm_(std::move(comm)) {}
+  ~Connecting() {
+    if (!comm_) return;
+    Endpoint& ep = comm_->endpoint();
+    std::lock_guard<std::mutex> lock(ep.mutex());
+    ep.retire(std::move(comm_));
+  }
+  Connecting(const Connecting&) = delete;
+  Connecting& operator=(const Connecting&) = delete;
+  SendComm& comm() { return *comm_; }
+  std::unique_ptr<SendComm> take() { return std::move(comm_); }
+
+ private:
+  std::unique_ptr<SendComm> comm_;
+};
+
+}  // namespace
+
 class OfiNet {
  public:
   static constexpr const char* kName = "sdk-ofi";
+  using ListenComm = ofinet::ListenComm;
+  using SendComm = ofinet::SendComm;
+  using RecvComm = ofinet::RecvComm;
+  using MemHandle = Registration;
+  using Request = ofinet::Request;
+  using Connector = Connecting;
 
   static ncclResult_t create(const InitArgs& args, std::unique_ptr<OfiNet>* out) {
     auto net = std::make_unique<OfiNet>(args.logger);
@@ -52,21 +97,7 @@ class OfiNet {
     return ncclSuccess;
   }
 
-  explicit OfiNet(Logger log) : log_(log), params_(log) {
-    // Names a connect in progress inside handles (comm.hpp: Handle).
-    std::random_device random;
-    nonce_ = (static_cast<uint64_t>(random()) << 32 | random()) | 1;
-  }
-
-  ~OfiNet() {
-    // Comms NCCL never closed go before the endpoints they use, each under
-    // its endpoint's mutex (the watchdog looks at them).
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (auto& entry : connecting_) destroy(std::move(entry.second));
-    for (auto& entry : comms_) destroy(std::move(entry.second));
-    connecting_.clear();
-    comms_.clear();
-  }
+  explicit OfiNet(Logger log) : log_(log), params_(log) {}
 
   const ParamTable& params() const { return params_; }
 
@@ -75,6 +106,7 @@ class OfiNet {
     return ncclSuccess;
   }
 
+  // What differs from NCCL's defaults, which the SDK filled in.
   ncclResult_t getProperties(int dev, ncclNetProperties_v12_t* props) {
     if (dev < 0 || dev >= static_cast<int>(devices_.size())) {
       NCCLNET_WARN(log_, "getProperties: device %d does not exist (%zu devices)", dev,
@@ -92,59 +124,41 @@ class OfiNet {
     // Registrations belong to the device's domain, not to a comm, and
     // re-registering covered pages is a cache hit.
     props->regIsGlobal = 1;
-    props->forceFlush = 0;
     props->speed = nic.speedMbps;
     props->port = 1;
-    props->latency = 0;  // unknown: NCCL's default
     props->maxComms = static_cast<int>(std::min<uint64_t>(nic.tags.connIdCount(), 65536));
     props->maxRecvs = kMaxRecvs;
-    props->netDeviceType = NCCL_NET_DEVICE_HOST;
-    props->netDeviceVersion = NCCL_NET_DEVICE_INVALID_VERSION;
-    props->vProps.ndevs = 1;
-    props->vProps.devs[0] = dev;
     // test() reports sizes as int: no single transfer may exceed INT_MAX.
     size_t limit = std::min<size_t>(nic.info->ep_attr->max_msg_size, NCCL_MAX_NET_SIZE);
     props->maxP2pBytes = limit;
     props->maxCollBytes = limit;
-    props->maxMultiRequestSize = 1;
-    props->railId = NCCL_NET_ID_UNDEF;
-    props->planeId = NCCL_NET_ID_UNDEF;
     return ncclSuccess;
   }
 
   // ---- connection setup ------------------------------------------------------
 
-  ncclResult_t listen(const CommContext&, int dev, void* handle, void** listenComm) {
-    if (handle == nullptr || listenComm == nullptr) return bad("listen", "NULL argument");
-    *listenComm = nullptr;
+  ncclResult_t listen(const CommContext&, int dev, void* handle, std::unique_ptr<ListenComm>* out) {
     Endpoint* ep = nullptr;
     ncclResult_t res = endpointFor(dev, &ep);
     if (res != ncclSuccess) return res;
-    std::unique_ptr<ListenComm> listen;
     Handle h{};
-    {
-      std::lock_guard<std::mutex> lock(ep->mutex());
-      uint64_t id = ep->nextListenId();
-      if (id >= ep->tags().listenIdLimit()) return bad("listen", "listen ids exhausted");
-      listen = std::make_unique<ListenComm>(ep, id);
-      res = listen->post();
-      if (res != ncclSuccess) return res;
-      h.magic = kHandleMagic;
-      h.addressLength = static_cast<uint16_t>(ep->address().size());
-      h.listenId = id;
-      std::memcpy(h.address, ep->address().data(), ep->address().size());
-    }
+    std::lock_guard<std::mutex> lock(ep->mutex());
+    uint64_t id = ep->nextListenId();
+    if (id >= ep->tags().listenIdLimit()) return bad("listen", "listen ids exhausted");
+    auto listen = std::make_unique<ListenComm>(ep, id);
+    res = listen->post();
+    if (res != ncclSuccess) return res;
+    h.magic = kHandleMagic;
+    h.addressLength = static_cast<uint16_t>(ep->address().size());
+    h.listenId = id;
+    std::memcpy(h.address, ep->address().data(), ep->address().size());
     std::memcpy(handle, &h, sizeof(h));
-    *listenComm = listen.get();
-    std::lock_guard<std::mutex> lock(mutex_);
-    comms_.emplace(listen.get(), std::move(listen));
+    *out = std::move(listen);
     return ncclSuccess;
   }
 
-  ncclResult_t connect(const CommContext&, int dev, void* handle, void** sendComm,
-                       ncclNetDeviceHandle_v12_t**) {
-    if (handle == nullptr || sendComm == nullptr) return bad("connect", "NULL argument");
-    *sendComm = nullptr;
+  ncclResult_t connect(const CommContext&, int dev, const void* handle,
+                       std::unique_ptr<Connecting>* out) {
     Handle h;
     std::memcpy(&h, handle, sizeof(h));
     if (h.magic != kHandleMagic || h.addressLength == 0 || h.addressLength > kMaxAddress) {
@@ -155,124 +169,69 @@ class OfiNet {
     Endpoint* ep = nullptr;
     ncclResult_t res = endpointFor(dev, &ep);
     if (res != ncclSuccess) return res;
-
-    SendComm* comm = nullptr;
-    uint64_t pendingId = 0;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (h.connectorNonce == nonce_) {
-        auto it = connecting_.find(h.pendingId);
-        if (it != connecting_.end()) {
-          comm = it->second.get();
-          pendingId = h.pendingId;
-        }
-      }
-    }
-    if (comm == nullptr) {
-      // First call with this buffer: the connection's state is created here
-      // and named in the handle, which NCCL passes back on every retry.
-      std::unique_ptr<SendComm> fresh;
-      {
-        std::lock_guard<std::mutex> lock(ep->mutex());
-        Remote* peer = nullptr;
-        res = ep->resolve(h.address, h.addressLength, &peer);
-        if (res != ncclSuccess) return res;
-        uint32_t connId = 0;
-        if (!ep->allocConnId(&connId)) return bad("connect", "connection ids exhausted");
-        fresh = std::make_unique<SendComm>(ep, peer, connId, h.listenId);
-      }
-      comm = fresh.get();
-      std::lock_guard<std::mutex> lock(mutex_);
-      pendingId = ++lastPendingId_;
-      connecting_.emplace(pendingId, std::move(fresh));
-      h.connectorNonce = nonce_;
-      h.pendingId = pendingId;
-      std::memcpy(handle, &h, sizeof(h));
-    }
-
-    bool connected = false;
-    ncclResult_t failure = ncclSuccess;
-    {
-      std::lock_guard<std::mutex> lock(ep->mutex());
-      failure = comm->postConnect();
-      if (failure == ncclSuccess) failure = ep->progress();
-      if (failure == ncclSuccess) comm->connectFailed(&failure);
-      connected = failure == ncclSuccess && comm->connected();
-    }
-    if (!connected && failure == ncclSuccess) return ncclSuccess;  // call again
-
-    // Done, one way or the other: the handle may be used for a new connect.
-    h.connectorNonce = 0;
-    h.pendingId = 0;
-    std::memcpy(handle, &h, sizeof(h));
-    std::unique_ptr<SendComm> owned;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto it = connecting_.find(pendingId);
-      owned = std::move(it->second);
-      connecting_.erase(it);
-      if (connected) {
-        *sendComm = owned.get();
-        comms_.emplace(owned.get(), std::move(owned));
-        return ncclSuccess;
-      }
-    }
     std::lock_guard<std::mutex> lock(ep->mutex());
-    ep->retire(std::move(owned));
-    return failure;
+    Remote* peer = nullptr;
+    res = ep->resolve(h.address, h.addressLength, &peer);
+    if (res != ncclSuccess) return res;
+    uint32_t connId = 0;
+    if (!ep->allocConnId(&connId)) return bad("connect", "connection ids exhausted");
+    *out = std::make_unique<Connecting>(std::make_unique<SendComm>(ep, peer, connId, h.listenId));
+    return ncclSuccess;
   }
 
-  ncclResult_t accept(void* listenComm, void** recvComm, ncclNetDeviceHandle_v12_t**) {
-    if (recvComm == nullptr) return bad("accept", "recvComm is NULL");
-    *recvComm = nullptr;
-    auto* listen = static_cast<ListenComm*>(find(listenComm, Comm::Kind::Listen));
-    if (listen == nullptr) return bad("accept", "not a live listenComm");
-    Endpoint& ep = listen->endpoint();
-    RecvComm* comm = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(ep.mutex());
-      ncclResult_t res = listen->post();
-      if (res == ncclSuccess) res = ep.progress();
-      if (res != ncclSuccess) return res;
-      ncclResult_t error = ncclSuccess;
-      const ConnectMessage* message = listen->message(&error);
-      if (error != ncclSuccess) return error;
-      if (message == nullptr) return ncclSuccess;  // nobody yet: call again
-      Remote* peer = nullptr;
-      res = ep.resolve(message->address, message->addressLength, &peer);
-      uint32_t connId = message->connId;
-      listen->consume();
-      // Several connects may target one handle; the receive for the next
-      // one is posted by the next accept. Posted now, it would only be left
-      // for closeListen to cancel in the usual one-accept-per-listen case.
-      if (res != ncclSuccess) return res;  // that connector cannot be answered
-      comm = new RecvComm(&ep, peer, connId);
-    }
-    *recvComm = comm;
-    std::lock_guard<std::mutex> lock(mutex_);
-    comms_.emplace(comm, std::unique_ptr<Comm>(comm));
+  ncclResult_t connectStep(Connecting& connecting, std::unique_ptr<SendComm>* out,
+                           ncclNetDeviceHandle_v12_t**) {
+    SendComm& comm = connecting.comm();
+    std::lock_guard<std::mutex> lock(comm.endpoint().mutex());
+    ncclResult_t failure = comm.postConnect();
+    if (failure == ncclSuccess) failure = comm.endpoint().progress();
+    if (failure == ncclSuccess) comm.connectFailed(&failure);
+    if (failure != ncclSuccess) return failure;  // the connector retires the comm
+    if (comm.connected()) *out = connecting.take();
+    return ncclSuccess;  // with no comm: call again
+  }
+
+  ncclResult_t accept(ListenComm& listen, std::unique_ptr<RecvComm>* out,
+                      ncclNetDeviceHandle_v12_t**) {
+    Endpoint& ep = listen.endpoint();
+    std::lock_guard<std::mutex> lock(ep.mutex());
+    ncclResult_t res = listen.post();
+    if (res == ncclSuccess) res = ep.progress();
+    if (res != ncclSuccess) return res;
+    ncclResult_t error = ncclSuccess;
+    const ConnectMessage* message = listen.message(&error);
+    if (error != ncclSuccess) return error;
+    if (message == nullptr) return ncclSuccess;  // nobody yet: call again
+    Remote* peer = nullptr;
+    res = ep.resolve(message->address, message->addressLength, &peer);
+    uint32_t connId = message->connId;
+    listen.consume();
+    // Several connects may target one handle; the receive for the next one
+    // is posted by the next accept. Posted now, it would only be left for
+    // closeListen to cancel in the usual one-accept-per-listen case.
+    if (res != ncclSuccess) return res;  // that connector cannot be answered
+    *out = std::make_unique<RecvComm>(&ep, peer, connId);
     return ncclSuccess;
   }
 
   // ---- memory registration --------------------------------------------------
 
-  ncclResult_t regMr(void* comm, void* data, size_t size, int type, void** mhandle) {
-    if (mhandle == nullptr) return bad("regMr", "mhandle is NULL");
-    Comm* c = findDataComm(comm);
-    if (c == nullptr) return bad("regMr", "not a live sendComm or recvComm");
-    std::lock_guard<std::mutex> lock(c->endpoint().mutex());
-    return c->endpoint().regMr(data, size, type, mhandle);
+  ncclResult_t regMr(DataComm<OfiNet> comm, void* data, size_t size, int type,
+                     std::unique_ptr<Registration>* out) {
+    Endpoint& ep = endpointOf(comm);
+    void* entry = nullptr;
+    std::lock_guard<std::mutex> lock(ep.mutex());
+    ncclResult_t res = ep.regMr(data, size, type, &entry);
+    if (res == ncclSuccess) *out = std::make_unique<Registration>(&ep, entry);
+    return res;
   }
 
   // Always exported, so one binary serves every libfabric it may meet; on a
   // NIC without DMA-BUF (ptrSupport says so) it fails with one log line
   // naming the check that failed. The fd is used during the call only.
-  ncclResult_t regMrDmaBuf(void* comm, void* data, size_t size, int type, uint64_t offset, int fd,
-                           void** mhandle) {
-    if (mhandle == nullptr) return bad("regMrDmaBuf", "mhandle is NULL");
-    Comm* c = findDataComm(comm);
-    if (c == nullptr) return bad("regMrDmaBuf", "not a live sendComm or recvComm");
-    Endpoint& ep = c->endpoint();
+  ncclResult_t regMrDmaBuf(DataComm<OfiNet> comm, void* data, size_t size, int type,
+                           uint64_t offset, int fd, std::unique_ptr<Registration>* out) {
+    Endpoint& ep = endpointOf(comm);
     if (!ep.nic().dmabuf) {
       NCCLNET_WARN(log_,
                    "regMrDmaBuf on %s: DMA-BUF is not available: %s; ptrSupport does not "
@@ -281,96 +240,68 @@ class OfiNet {
       return ncclInvalidUsage;
     }
     // A host buffer needs no dma-buf (NCCL passes CUDA memory only).
-    if (type == NCCL_PTR_HOST) return regMr(comm, data, size, type, mhandle);
+    if (type == NCCL_PTR_HOST) return regMr(comm, data, size, type, out);
     if (type != NCCL_PTR_CUDA) return bad("regMrDmaBuf", "type is neither NCCL_PTR_CUDA nor HOST");
     if (fd < 0) return bad("regMrDmaBuf", "the dma-buf fd is negative");
+    void* entry = nullptr;
     std::lock_guard<std::mutex> lock(ep.mutex());
-    return ep.regMrDmaBuf(data, size, offset, fd, mhandle);
+    ncclResult_t res = ep.regMrDmaBuf(data, size, offset, fd, &entry);
+    if (res == ncclSuccess) *out = std::make_unique<Registration>(&ep, entry);
+    return res;
   }
 
-  ncclResult_t deregMr(void* comm, void* mhandle) {
-    Comm* c = findDataComm(comm);
-    if (c == nullptr) return bad("deregMr", "not a live sendComm or recvComm");
-    std::lock_guard<std::mutex> lock(c->endpoint().mutex());
-    return c->endpoint().deregMr(mhandle);
+  ncclResult_t deregMr(DataComm<OfiNet>, Registration& registration) {
+    return registration.release();
   }
 
   // ---- data path ------------------------------------------------------------
 
-  ncclResult_t isend(void* sendComm, void* data, size_t size, int tag, void* mhandle, void*,
-                     void** request) {
-    if (request == nullptr) return bad("isend", "request is NULL");
-    *request = nullptr;
-    auto* comm = static_cast<SendComm*>(find(sendComm, Comm::Kind::Send));
-    if (comm == nullptr) return bad("isend", "not a live sendComm");
-    std::lock_guard<std::mutex> lock(comm->endpoint().mutex());
-    ncclResult_t res = comm->isend(data, size, tag, mhandle, request);
-    if (res == ncclSuccess && *request != nullptr) track(*request, comm);
+  ncclResult_t isend(SendComm& comm, void* data, size_t size, int tag, Registration* mh, void*,
+                     Request** request) {
+    std::lock_guard<std::mutex> lock(comm.endpoint().mutex());
+    void* issued = nullptr;
+    ncclResult_t res = comm.isend(data, size, tag, mh ? mh->entry() : nullptr, &issued);
+    *request = static_cast<Request*>(issued);
     return res;
   }
 
-  ncclResult_t irecv(void* recvComm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
-                     void**, void** request) {
-    if (request == nullptr) return bad("irecv", "request is NULL");
-    *request = nullptr;  // NCCL may have preloaded NCCL_NET_OPTIONAL_RECV_COMPLETION
-    if (data == nullptr || sizes == nullptr || tags == nullptr) {
-      return bad("irecv", "NULL data, sizes or tags");
-    }
-    auto* comm = static_cast<RecvComm*>(find(recvComm, Comm::Kind::Recv));
-    if (comm == nullptr) return bad("irecv", "not a live recvComm");
-    std::lock_guard<std::mutex> lock(comm->endpoint().mutex());
-    ncclResult_t res = comm->irecv(n, data, sizes, tags, mhandles, request);
-    if (res == ncclSuccess && *request != nullptr) track(*request, comm);
+  ncclResult_t irecv(RecvComm& comm, int n, void** data, size_t* sizes, int* tags,
+                     Registration** mhs, void**, Request** request) {
+    void* entries[kMaxGroupedRecvs];
+    for (int i = 0; i < n; i++) entries[i] = mhs[i] ? mhs[i]->entry() : nullptr;
+    std::lock_guard<std::mutex> lock(comm.endpoint().mutex());
+    void* issued = nullptr;
+    ncclResult_t res = comm.irecv(n, data, sizes, tags, entries, &issued);
+    *request = static_cast<Request*>(issued);
     return res;
   }
 
-  ncclResult_t iflush(void* recvComm, int n, void** data, int* sizes, void** mhandles,
-                      void** request) {
-    if (request == nullptr) return bad("iflush", "request is NULL");
-    *request = nullptr;
-    auto* comm = static_cast<RecvComm*>(find(recvComm, Comm::Kind::Recv));
-    if (comm == nullptr) return bad("iflush", "not a live recvComm");
-    if (n < 1 || n > kMaxRecvs || data == nullptr || sizes == nullptr) {
-      return bad("iflush", "n outside 1..maxRecvs or NULL data/sizes");
-    }
-    std::lock_guard<std::mutex> lock(comm->endpoint().mutex());
-    ncclResult_t res = comm->iflush(n, data, sizes, mhandles, request);
-    if (res == ncclSuccess && *request != nullptr) track(*request, comm);
+  ncclResult_t iflush(RecvComm& comm, int n, void** data, int* sizes, Registration** mhs,
+                      Request** request) {
+    if (n > kMaxRecvs) return bad("iflush", "n outside 1..maxRecvs");
+    void* entries[kMaxGroupedRecvs];
+    for (int i = 0; i < n; i++) entries[i] = mhs[i] ? mhs[i]->entry() : nullptr;
+    std::lock_guard<std::mutex> lock(comm.endpoint().mutex());
+    void* issued = nullptr;
+    ncclResult_t res = comm.iflush(n, data, sizes, entries, &issued);
+    *request = static_cast<Request*>(issued);
     return res;
   }
 
-  ncclResult_t test(void* request, int* done, int* sizes) {
-    if (done == nullptr) return bad("test", "done is NULL");
-    *done = 0;
-    Comm* comm = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(requestsMutex_);
-      auto it = requests_.find(request);
-      if (it != requests_.end()) comm = it->second;
-    }
-    if (comm == nullptr) {
-      NCCLNET_WARN(log_, "test: %p is not a request in flight (finished, or never issued)",
-                   request);
-      return ncclInvalidArgument;
-    }
-    std::lock_guard<std::mutex> lock(comm->endpoint().mutex());
-    auto* r = static_cast<Request*>(request);
-    ncclResult_t res = testRequest(comm, r, done, sizes);
-    if (*done) {
-      {
-        std::lock_guard<std::mutex> index(requestsMutex_);
-        requests_.erase(request);
-      }
-      releaseRequest(comm, r);
-    }
-    return res;
+  ncclResult_t test(SendComm& comm, Request& request, int* done, int* sizes) {
+    return finish(comm, request, done, sizes);
+  }
+  ncclResult_t test(RecvComm& comm, Request& request, int* done, int* sizes) {
+    return finish(comm, request, done, sizes);
   }
 
   // ---- teardown -------------------------------------------------------------
 
-  ncclResult_t closeSend(void* comm) { return close("closeSend", comm, Comm::Kind::Send); }
-  ncclResult_t closeRecv(void* comm) { return close("closeRecv", comm, Comm::Kind::Recv); }
-  ncclResult_t closeListen(void* comm) { return close("closeListen", comm, Comm::Kind::Listen); }
+  ncclResult_t close(std::unique_ptr<SendComm> comm) { return drain("closeSend", std::move(comm)); }
+  ncclResult_t close(std::unique_ptr<RecvComm> comm) { return drain("closeRecv", std::move(comm)); }
+  ncclResult_t close(std::unique_ptr<ListenComm> comm) {
+    return drain("closeListen", std::move(comm));
+  }
 
  private:
   struct Device {
@@ -399,59 +330,24 @@ class OfiNet {
     return ncclSuccess;
   }
 
-  // Frees a comm the way close() does when it is quiescent, else leaves it
-  // to its endpoint.
+  static Endpoint& endpointOf(DataComm<OfiNet> comm) {
+    return comm.send != nullptr ? comm.send->endpoint() : comm.recv->endpoint();
+  }
+
+  ncclResult_t finish(Comm& comm, Request& request, int* done, int* sizes) {
+    std::lock_guard<std::mutex> lock(comm.endpoint().mutex());
+    ncclResult_t res = testRequest(&comm, &request, done, sizes);
+    if (*done) releaseRequest(&comm, &request);
+    return res;
+  }
+
+  // Operations still in flight (an abort): take back what can be taken
+  // back, give the rest a bounded time, then leave the object to the
+  // endpoint, which frees it when its last completion arrives. Nothing more
+  // is worth waiting for once the peer is gone.
   template <class C>
-  static void destroy(std::unique_ptr<C> comm) {
-    if (!comm) return;
+  ncclResult_t drain(const char* fn, std::unique_ptr<C> comm) {
     Endpoint& ep = comm->endpoint();
-    std::lock_guard<std::mutex> lock(ep.mutex());
-    comm->cancelAll();
-    ep.retire(std::move(comm));
-  }
-
-  Comm* find(void* comm, Comm::Kind kind) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = comms_.find(comm);
-    if (it == comms_.end() || it->second->kind() != kind) return nullptr;
-    return it->second.get();
-  }
-
-  Comm* findDataComm(void* comm) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = comms_.find(comm);
-    if (it == comms_.end() || it->second->kind() == Comm::Kind::Listen) return nullptr;
-    return it->second.get();
-  }
-
-  void track(void* request, Comm* comm) {
-    std::lock_guard<std::mutex> lock(requestsMutex_);
-    requests_[request] = comm;
-  }
-
-  ncclResult_t close(const char* fn, void* handle, Comm::Kind kind) {
-    std::unique_ptr<Comm> comm;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto it = comms_.find(handle);
-      if (it == comms_.end() || it->second->kind() != kind) {
-        NCCLNET_WARN(log_, "%s: %p is not a live comm of that kind", fn, handle);
-        return ncclInvalidArgument;
-      }
-      comm = std::move(it->second);
-      comms_.erase(it);
-    }
-    {
-      std::lock_guard<std::mutex> lock(requestsMutex_);
-      for (auto it = requests_.begin(); it != requests_.end();) {
-        it = it->second == comm.get() ? requests_.erase(it) : std::next(it);
-      }
-    }
-    Endpoint& ep = comm->endpoint();
-    // Operations still in flight (an abort): take back what can be taken
-    // back, give the rest a bounded time, then leave the object to the
-    // endpoint, which frees it when its last completion arrives. Nothing
-    // more is worth waiting for once the peer is gone.
     bool gone = false;
     {
       std::lock_guard<std::mutex> lock(ep.mutex());
@@ -486,19 +382,9 @@ class OfiNet {
   Logger log_;
   ParamTable params_;
   Config config_;
-  uint64_t nonce_ = 0;
-  std::vector<std::unique_ptr<Device>> devices_;  // declared before the comms that use them
-
-  std::mutex mutex_;  // guards comms_, connecting_, lastPendingId_
-  std::unordered_map<void*, std::unique_ptr<Comm>> comms_;
-  std::unordered_map<uint64_t, std::unique_ptr<SendComm>> connecting_;
-  uint64_t lastPendingId_ = 0;
-
-  std::mutex requestsMutex_;  // leaf: guards requests_
-  std::unordered_map<const void*, Comm*> requests_;
+  std::vector<std::unique_ptr<Device>> devices_;  // outlive every comm (the SDK closes them first)
 };
 
-}  // namespace
 }  // namespace ncclnet::ofinet
 
 NCCLNET_EXPORT_PLUGIN(ncclnet::ofinet::OfiNet)

@@ -32,7 +32,7 @@ using Clock = std::chrono::steady_clock;
 constexpr int kDeathBoundMs = 10000;
 // Where the listener's sockaddr lies in sdk-ofi's handle (comm.hpp: Handle).
 constexpr size_t kHandleAddressLength = 4;
-constexpr size_t kHandleAddress = 32;
+constexpr size_t kHandleAddress = 16;
 
 int msSince(Clock::time_point start) {
   return static_cast<int>(
