@@ -208,7 +208,6 @@ TEST_F(ObjectModel, PropertiesStartFromNcclDefaults) {
   EXPECT_EQ(p.netDeviceVersion, NCCL_NET_DEVICE_INVALID_VERSION);
   EXPECT_EQ(p.vProps.ndevs, 1);
   EXPECT_EQ(p.vProps.devs[0], 0);
-  EXPECT_EQ(p.maxP2pBytes, NCCL_MAX_NET_SIZE_BYTES);
   EXPECT_EQ(p.maxMultiRequestSize, 1);
 }
 

@@ -88,6 +88,7 @@
 #include <utility>
 
 #include "ncclnet/abi/net.h"
+#include "ncclnet/c/plugin_helpers.h"
 #include "ncclnet/handle_table.hpp"
 #include "ncclnet/log.hpp"
 
@@ -111,24 +112,17 @@ struct DataComm {
   typename Net::RecvComm* recv = nullptr;
 };
 
-// NCCL's defaults for the fields a plugin leaves alone (the values NCCL's
-// example plugin documents, and what src/plugin/net.cc fills in for older
-// ABI versions): one receive per irecv, a host device, no virtual NIC.
+// NCCL's defaults for the fields a plugin leaves alone: what NCCL's compat
+// layer gives a field an older plugin cannot report (ncclnetPropertiesInit),
+// and where that is zero, what NCCL's example plugin recommends: host
+// memory, one receive per irecv, 1 Mi comms, and a guid per device (NCCL
+// takes devices with one guid for ports of one NIC).
 inline void fillNcclDefaults(int dev, ncclNetProperties_v12_t* props) {
-  std::memset(static_cast<void*>(props), 0, sizeof(*props));
+  ncclnetPropertiesInit(props, dev);
   props->guid = static_cast<uint64_t>(dev);
   props->ptrSupport = NCCL_PTR_HOST;
   props->maxComms = 1024 * 1024;
   props->maxRecvs = 1;
-  props->netDeviceType = NCCL_NET_DEVICE_HOST;
-  props->netDeviceVersion = NCCL_NET_DEVICE_INVALID_VERSION;
-  props->vProps.ndevs = 1;
-  props->vProps.devs[0] = dev;
-  props->maxP2pBytes = NCCL_MAX_NET_SIZE_BYTES;
-  props->maxCollBytes = NCCL_MAX_NET_SIZE_BYTES;
-  props->maxMultiRequestSize = 1;
-  props->railId = NCCL_NET_ID_UNDEF;
-  props->planeId = NCCL_NET_ID_UNDEF;
 }
 
 namespace detail {

@@ -204,6 +204,8 @@ class TestNet {
     props->maxComms = 1024;
     props->maxRecvs = kMaxRecvs;
     if (dev >= physical_) props->vProps = virtual_[dev - physical_];
+    props->maxP2pBytes = NCCL_MAX_NET_SIZE_BYTES;
+    props->maxCollBytes = NCCL_MAX_NET_SIZE_BYTES;
     props->railId = static_cast<int16_t>(dev);
     props->planeId = 0;
     return ncclSuccess;

@@ -1,9 +1,14 @@
-// @NAME@: an NCCL net plugin built on nccl-net-sdk.
+// @NAME@: an NCCL net plugin built on nccl-net-sdk's object model.
 //
 // One class with NCCL's newest (v12) semantics; NCCLNET_EXPORT_PLUGIN at the
 // bottom exports it as ncclNetPlugin_v6 ... ncclNetPlugin_v12, so every NCCL
 // from 2.13 to 2.30 loads it (NCCL_NET_PLUGIN=@NAME@, NCCL_NET=@NAME@).
 // The SDK checks every member's signature at compile time.
+//
+// You write typed objects (the six types below); the SDK keeps every handle
+// NCCL holds, refuses stale or wrong ones before your code runs, tells
+// test() which comm a request belongs to, and remembers a connect in
+// progress between NCCL's calls (docs/object-model.md).
 //
 // As generated it reports one device and can listen; every other call returns
 // ncclInternalError with a WARN saying it is not implemented yet. Fill in the
@@ -15,16 +20,26 @@
 
 namespace {
 
-// What listen() returns and closeListen() frees. Give it your fabric's
-// listening endpoint.
-struct ListenComm {
+// Your fabric's objects. Each may be any class; these are placeholders.
+struct ListenEndpoint {  // what listen() opens; give it the listening endpoint
   int dev = 0;
 };
+struct Sender {};        // one connection's sending end
+struct Receiver {};      // one connection's receiving end
+struct Registration {};  // a registered buffer: its destructor releases it
+struct Transfer {};      // a send, receive or flush in flight (you own these)
+struct Connecting {};    // a connect in progress, across NCCL's calls
 
 class @CLASS@ {
  public:
   // What NCCL_NET matches, and the prefix of the library's name.
   static constexpr const char* kName = "@NAME@";
+  using ListenComm = ListenEndpoint;
+  using SendComm = Sender;
+  using RecvComm = Receiver;
+  using MemHandle = Registration;
+  using Request = Transfer;
+  using Connector = Connecting;
 
   // Called once per process on the first init (any ABI version); the object
   // lives until the last finalize. Open the fabric and find its devices
@@ -41,103 +56,104 @@ class @CLASS@ {
     return ncclSuccess;
   }
 
-  // The properties NCCL's topology search reads: a name unique per device,
-  // the PCI path (/sys/...) that places it near GPUs, speed in Mbps,
-  // latency, which memory it can reach (NCCL_PTR_HOST, NCCL_PTR_CUDA,
-  // NCCL_PTR_DMABUF), how many receives one irecv may group (maxRecvs).
-  // The struct arrives zeroed: every field below is one NCCL reads.
+  // The properties NCCL's topology search reads. They arrive holding NCCL's
+  // defaults (one receive per irecv, host memory, a host NIC, no virtual
+  // NIC): set a name unique per device, the PCI path (/sys/...) that places
+  // it near GPUs, the speed in Mbps, and what else differs, e.g. which
+  // memory it reaches (NCCL_PTR_CUDA, NCCL_PTR_DMABUF) or maxRecvs.
   ncclResult_t getProperties(int dev, ncclNetProperties_v12_t* props) {
     if (dev != 0) return ncclInvalidArgument;
     props->name = const_cast<char*>("@NAME@0");
     props->pciPath = nullptr;  // e.g. "/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0"
     props->guid = 0x1;         // unique per NIC port
-    props->ptrSupport = NCCL_PTR_HOST;
-    props->speed = 10000;  // Mbps
-    props->latency = 0;    // us; 0 lets NCCL use its own estimate
+    props->speed = 10000;      // Mbps
     props->port = 1;
     props->maxComms = 65536;
-    props->maxRecvs = 1;
-    props->netDeviceType = NCCL_NET_DEVICE_HOST;
-    props->netDeviceVersion = NCCL_NET_DEVICE_INVALID_VERSION;
-    props->vProps.ndevs = 1;  // a physical device is its own only member
-    props->vProps.devs[0] = dev;
-    props->maxP2pBytes = NCCL_MAX_NET_SIZE_BYTES;
-    props->maxCollBytes = NCCL_MAX_NET_SIZE_BYTES;
-    props->maxMultiRequestSize = 1;
-    props->railId = NCCL_NET_ID_UNDEF;
-    props->planeId = NCCL_NET_ID_UNDEF;
     return ncclSuccess;
   }
 
   // Opens a listening endpoint on `dev` and writes what a peer needs to
-  // reach it into `handle` (NCCL_NET_HANDLE_MAXSIZE bytes, sent to the peer
-  // out of band). Must not block.
+  // reach it into `handle` (ncclnet::kPluginHandleBytes bytes, sent to the
+  // peer out of band). Must not block.
   ncclResult_t listen(const ncclnet::CommContext& /*ctx*/, int dev, void* /*handle*/,
-                      void** listenComm) {
-    auto* comm = new ListenComm;
-    comm->dev = dev;
-    *listenComm = comm;
+                      std::unique_ptr<ListenEndpoint>* out) {
+    auto endpoint = std::make_unique<ListenEndpoint>();
+    endpoint->dev = dev;
+    *out = std::move(endpoint);
     return ncclSuccess;
   }
 
-  // Starts a connection to the peer whose listen() wrote `handle`. Must not
-  // block: return ncclSuccess with *sendComm == NULL while the connection is
-  // in progress; NCCL calls again. *sendDevComm stays NULL for a host NIC.
-  ncclResult_t connect(const ncclnet::CommContext& /*ctx*/, int /*dev*/, void* /*handle*/,
-                       void** /*sendComm*/, ncclNetDeviceHandle_v12_t** /*sendDevComm*/) {
+  // The first connect call with a peer's `handle`: check its bytes (a handle
+  // of another plugin or build is an error, not a crash) and start.
+  ncclResult_t connect(const ncclnet::CommContext& /*ctx*/, int /*dev*/, const void* /*handle*/,
+                       std::unique_ptr<Connecting>* /*out*/) {
     return notImplemented("connect");
   }
 
-  // The other end of connect(): same rules, *recvComm == NULL until done.
-  // Drop connections that are not a real peer and keep waiting.
-  ncclResult_t accept(void* /*listenComm*/, void** /*recvComm*/,
+  // Every connect call, the first included. Must not block: return
+  // ncclSuccess with *out empty while the connection is in progress; NCCL
+  // calls again. *sendDevComm stays NULL for a host NIC.
+  ncclResult_t connectStep(Connecting& /*connector*/, std::unique_ptr<Sender>* /*out*/,
+                           ncclNetDeviceHandle_v12_t** /*sendDevComm*/) {
+    return notImplemented("connect");
+  }
+
+  // The other end of connect: ncclSuccess with *out empty until done. Drop
+  // connections that are not a real peer and keep waiting.
+  ncclResult_t accept(ListenEndpoint& /*listen*/, std::unique_ptr<Receiver>* /*out*/,
                       ncclNetDeviceHandle_v12_t** /*recvDevComm*/) {
     return notImplemented("accept");
   }
 
   // Registers [data, data + size) of memory `type` (NCCL_PTR_HOST, ...) for
-  // use on `comm` (a send or receive comm). NCCL registers once and reuses.
-  ncclResult_t regMr(void* /*comm*/, void* /*data*/, size_t /*size*/, int /*type*/,
-                     void** /*mhandle*/) {
+  // use on `comm` (its send or its receive end). NCCL registers once and
+  // reuses the handle; deregMr comes before the SDK destroys it.
+  ncclResult_t regMr(ncclnet::DataComm<@CLASS@> /*comm*/, void* /*data*/, size_t /*size*/,
+                     int /*type*/, std::unique_ptr<Registration>* /*out*/) {
     return notImplemented("regMr");
   }
-  ncclResult_t deregMr(void* /*comm*/, void* /*mhandle*/) { return notImplemented("deregMr"); }
+  ncclResult_t deregMr(ncclnet::DataComm<@CLASS@> /*comm*/, Registration& /*mh*/) {
+    return notImplemented("deregMr");
+  }
 
   // Posts a send of `size` bytes with `tag`. *request == NULL means "no
   // room, call again". Every request is tested until done.
-  ncclResult_t isend(void* /*sendComm*/, void* /*data*/, size_t /*size*/, int /*tag*/,
-                     void* /*mhandle*/, void* /*phandle*/, void** /*request*/) {
+  ncclResult_t isend(Sender& /*comm*/, void* /*data*/, size_t /*size*/, int /*tag*/,
+                     Registration* /*mh*/, void* /*phandle*/, Transfer** /*request*/) {
     return notImplemented("isend");
   }
 
   // Posts `n` receives (n <= maxRecvs) as one request; a send is matched to
   // the receive with its tag. A send larger than its receive is an error.
-  ncclResult_t irecv(void* /*recvComm*/, int /*n*/, void** /*data*/, size_t* /*sizes*/,
-                     int* /*tags*/, void** /*mhandles*/, void** /*phandles*/,
-                     void** /*request*/) {
+  ncclResult_t irecv(Receiver& /*comm*/, int /*n*/, void** /*data*/, size_t* /*sizes*/,
+                     int* /*tags*/, Registration** /*mhs*/, void** /*phandles*/,
+                     Transfer** /*request*/) {
     return notImplemented("irecv");
   }
 
   // Makes received GPU data visible to the GPU (GPUDirect). A host NIC
-  // sets *request = NULL and returns ncclSuccess.
-  ncclResult_t iflush(void* /*recvComm*/, int /*n*/, void** /*data*/, int* /*sizes*/,
-                      void** /*mhandles*/, void** /*request*/) {
+  // leaves *request NULL and returns ncclSuccess.
+  ncclResult_t iflush(Receiver& /*comm*/, int /*n*/, void** /*data*/, int* /*sizes*/,
+                      Registration** /*mhs*/, Transfer** /*request*/) {
     return notImplemented("iflush");
   }
 
-  // Progresses `request`; when it is done sets *done = 1 and, for a receive,
-  // sizes[i] to the bytes that arrived. Never blocks. A dead peer is an
-  // error (ncclRemoteError), not a request pending forever.
-  ncclResult_t test(void* /*request*/, int* /*done*/, int* /*sizes*/) {
+  // Progresses `request` of `comm`; when it is done sets *done = 1 and, for
+  // a receive, sizes[i] to the bytes that arrived (the SDK then forgets the
+  // request). Never blocks. A dead peer is an error (ncclRemoteError), not a
+  // request pending forever.
+  ncclResult_t test(Sender& /*comm*/, Transfer& /*request*/, int* /*done*/, int* /*sizes*/) {
+    return notImplemented("test");
+  }
+  ncclResult_t test(Receiver& /*comm*/, Transfer& /*request*/, int* /*done*/, int* /*sizes*/) {
     return notImplemented("test");
   }
 
-  ncclResult_t closeSend(void* /*sendComm*/) { return notImplemented("closeSend"); }
-  ncclResult_t closeRecv(void* /*recvComm*/) { return notImplemented("closeRecv"); }
-  ncclResult_t closeListen(void* listenComm) {
-    delete static_cast<ListenComm*>(listenComm);
-    return ncclSuccess;
-  }
+  // NCCL closed the comm: the SDK hands it back; it dies with the pointer
+  // unless you keep it (e.g. until operations in flight end).
+  ncclResult_t close(std::unique_ptr<Sender> /*comm*/) { return ncclSuccess; }
+  ncclResult_t close(std::unique_ptr<Receiver> /*comm*/) { return ncclSuccess; }
+  ncclResult_t close(std::unique_ptr<ListenEndpoint> /*comm*/) { return ncclSuccess; }
 
   // Optional members (leave them out and NCCL sees NULL, "not supported"):
   //   regMrDmaBuf    register GPU memory by DMA-BUF fd (advertise NCCL_PTR_DMABUF)
@@ -146,7 +162,7 @@ class @CLASS@ {
   //   makeVDevice    merge NICs into one virtual device (NCCL_NET_MERGE_LEVEL)
   //   setNetAttr     per-communicator attributes (NCCL 2.28+)
   //   params         the knobs the plugin reads, for `ncclnet-info --params`
-  // See ncclnet/plugin.hpp for their signatures.
+  // See ncclnet/object_model.hpp for their signatures.
 
  private:
   explicit @CLASS@(ncclnet::Logger log) : log_(log) {}
