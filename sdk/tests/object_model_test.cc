@@ -119,6 +119,29 @@ TEST_F(ObjectModel, ARequestTestedAfterDoneIsRefused) {
   EXPECT_EQ(net_->deregMr(recv_, rmh), ncclSuccess);
 }
 
+TEST_F(ObjectModel, AFailedRequestIsForgottenToo) {
+  void* smh = reg(send_);
+  void* rmh = reg(recv_);
+  void* rreq = nullptr;
+  void* sreq = nullptr;
+  void* data = buffer_;
+  size_t size = 32;  // smaller than the send: both requests fail (truncation)
+  int tag = 5;
+  ASSERT_EQ(net_->irecv(recv_, 1, &data, &size, &tag, &rmh, nullptr, &rreq), ncclSuccess);
+  ASSERT_EQ(net_->isend(send_, buffer_ + 1024, 64, 5, smh, nullptr, &sreq), ncclSuccess);
+  ASSERT_NE(rreq, nullptr);
+  int done = 0;
+  EXPECT_NE(net_->test(rreq, &done, nullptr), ncclSuccess);
+  EXPECT_EQ(done, 1);
+  ncclnet::host::clearCapturedLines();
+  EXPECT_EQ(net_->test(rreq, &done, nullptr), ncclInvalidArgument)
+      << "testnet reused the request: the SDK must not hand it back";
+  expectOneWarning("is not a request in flight");
+  EXPECT_NE(net_->test(sreq, &done, nullptr), ncclSuccess);
+  EXPECT_EQ(net_->deregMr(send_, smh), ncclSuccess);
+  EXPECT_EQ(net_->deregMr(recv_, rmh), ncclSuccess);
+}
+
 TEST_F(ObjectModel, AnMhandleOfAnotherCommIsRefused) {
   void* rmh = reg(recv_);
   void* request = nullptr;

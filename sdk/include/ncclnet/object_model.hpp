@@ -56,8 +56,9 @@
 //                        MemHandle** mhs, void** phandles, Request** request);
 //     ncclResult_t iflush(RecvComm& comm, int n, void** data, int* sizes, MemHandle** mhs,
 //                         Request** request);
-//     // Once *done is 1 the SDK forgets the request (the plugin may reuse
-//     // it), except for a receive held until irecvConsumed (below).
+//     // Once *done is 1 (with an error too) the SDK forgets the request and
+//     // the plugin may reuse it; a receive held until irecvConsumed (below)
+//     // is the one exception.
 //     ncclResult_t test(SendComm& comm, Request& request, int* done, int* sizes);
 //     ncclResult_t test(RecvComm& comm, Request& request, int* done, int* sizes);
 //     // The SDK has forgotten the comm; the plugin decides when it dies.

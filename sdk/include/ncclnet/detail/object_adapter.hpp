@@ -493,8 +493,9 @@ class ObjectAdapter {
       return ncclInvalidArgument;
     }
     ncclResult_t res = impl_->test(*comm.object, *req, done, sizes);
-    if (res == ncclSuccess && *done) {
-      if (holds && mark != kFlushRequest) {
+    if (*done) {
+      // A failed request is done too: the plugin may have reused it.
+      if (res == ncclSuccess && holds && mark != kFlushRequest) {
         comm.requests.setMark(id, kReportedDone);
       } else {
         comm.requests.remove(id);
