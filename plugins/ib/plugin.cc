@@ -176,20 +176,16 @@ class IbNet {
 
   ncclResult_t isend(SendComm& comm, void* data, size_t size, int tag, MrHandle* mh, void*,
                      Request** request) {
-    if (size > 0 && (mh == nullptr || !mh->covers(data, size))) {
+    if (!inside(1, &data, &size, &mh))
       return bad("isend", "buffer not inside the registration mhandle names");
-    }
     return comm.isend(data, size, tag, mh, request);
   }
 
   ncclResult_t irecv(RecvComm& comm, int n, void** data, size_t* sizes, int* tags, MrHandle** mhs,
                      void**, Request** request) {
     if (n > kMaxRecvs) return bad("irecv", "n outside 1..maxRecvs (8)");
-    for (int i = 0; i < n; i++) {
-      if (sizes[i] > 0 && (mhs[i] == nullptr || !mhs[i]->covers(data[i], sizes[i]))) {
-        return bad("irecv", "buffer not inside the registration mhandle names");
-      }
-    }
+    if (!inside(n, data, sizes, mhs))
+      return bad("irecv", "buffer not inside the registration mhandle names");
     return comm.irecv(n, data, sizes, tags, mhs, request);
   }
 
@@ -198,10 +194,8 @@ class IbNet {
   ncclResult_t iflush(RecvComm& comm, int n, void** data, int* sizes, MrHandle** mhs,
                       Request** request) {
     if (n > kMaxRecvs) return bad("iflush", "n outside 1..maxRecvs (8)");
-    for (int i = 0; i < n; i++) {
-      if (sizes[i] > 0 && (mhs[i] == nullptr || !mhs[i]->covers(data[i], sizes[i])))
-        return bad("iflush", "buffer not inside a registration of this comm's device");
-    }
+    if (!inside(n, data, sizes, mhs))
+      return bad("iflush", "buffer not inside a registration of this comm's device");
     return comm.iflush(n, data, sizes, mhs, request);
   }
 
@@ -275,6 +269,15 @@ class IbNet {
     }
     *out = std::make_unique<MrHandle>(hca, mr, type == NCCL_PTR_CUDA);
     return ncclSuccess;
+  }
+
+  // Whether each buffer that carries bytes lies inside its registration.
+  template <class Size>
+  static bool inside(int n, void* const* data, const Size* sizes, MrHandle* const* mhs) {
+    for (int i = 0; i < n; i++) {
+      if (sizes[i] > 0 && (mhs[i] == nullptr || !mhs[i]->covers(data[i], sizes[i]))) return false;
+    }
+    return true;
   }
 
   ncclResult_t bad(const char* fn, const char* why) {
