@@ -25,9 +25,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <unordered_map>
 
 #include "async_events.hpp"
 #include "endpoint.hpp"
@@ -54,16 +52,25 @@ struct CtsEntry {
 };
 static_assert(sizeof(CtsEntry) == 40, "CTS entries are written by RDMA: fixed layout");
 
-// What regMr and regMrDmaBuf return.
-struct MrHandle {
-  Hca* hca;
-  ibv_mr* mr;
-  bool gpu;  // registered as NCCL_PTR_CUDA: receives into it need a flush
+// What regMr and regMrDmaBuf return: one reference on the HCA's
+// registration cache, dropped when the SDK destroys the handle (after
+// deregMr, or at teardown, before the HCA closes).
+class MrHandle {
+ public:
+  MrHandle(Hca& hca, ibv_mr* mr, bool gpu) : hca(hca), mr(mr), gpu(gpu) {}
+  ~MrHandle() { hca.mrs->release(mr); }
+  MrHandle(const MrHandle&) = delete;
+  MrHandle& operator=(const MrHandle&) = delete;
+
   bool covers(const void* data, size_t size) const {
     auto p = reinterpret_cast<uintptr_t>(data);
     auto base = reinterpret_cast<uintptr_t>(mr->addr);
     return size == 0 || (p >= base && p - base <= mr->length && size <= mr->length - (p - base));
   }
+
+  Hca& hca;
+  ibv_mr* const mr;
+  const bool gpu;  // registered as NCCL_PTR_CUDA: receives into it need a flush
 };
 
 struct Request {
@@ -78,35 +85,6 @@ struct Request {
   int sizes[kMaxRecvs] = {};
   ncclResult_t error = ncclSuccess;
   std::string errorText;
-};
-
-// Maps live request pointers to the comm that owns them, so test() can
-// validate any pointer NCCL hands back.
-class RequestIndex {
- public:
-  void add(void* request, void* comm) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    owners_[request] = comm;
-  }
-  void remove(void* request) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    owners_.erase(request);
-  }
-  void* ownerOf(void* request) const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = owners_.find(request);
-    return it == owners_.end() ? nullptr : it->second;
-  }
-  void removeOwner(void* comm) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (auto it = owners_.begin(); it != owners_.end();) {
-      it = it->second == comm ? owners_.erase(it) : std::next(it);
-    }
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::unordered_map<void*, void*> owners_;
 };
 
 // A registered, page-aligned block the transport itself owns.
@@ -131,9 +109,9 @@ class CommBase {
  public:
   static constexpr int kLivenessCheckMs = 20;
 
-  CommBase(const IbvApi& api, const Port& port, ncclnet::Logger log, RequestIndex& index)
-      : ep(api, port), log_(log), index_(index), health_(std::make_shared<Health>()) {}
-  virtual ~CommBase() { index_.removeOwner(this); }
+  CommBase(const IbvApi& api, const Port& port, ncclnet::Logger log)
+      : ep(api, port), log_(log), health_(std::make_shared<Health>()) {}
+  virtual ~CommBase() = default;
 
   Endpoint ep;
   std::string peer;  // the handshake address, for messages
@@ -166,7 +144,6 @@ class CommBase {
   ncclResult_t drain(F&& onSuccess);
 
   ncclnet::Logger log_;
-  RequestIndex& index_;
   std::shared_ptr<Health> health_;
   ncclResult_t failed_ = ncclSuccess;
 
@@ -176,7 +153,7 @@ class CommBase {
 
 class SendComm : public CommBase {
  public:
-  SendComm(const IbvApi& api, const Port& port, ncclnet::Logger log, RequestIndex& index);
+  SendComm(const IbvApi& api, const Port& port, ncclnet::Logger log);
   bool setup(const Config& config, std::string* why);  // QPs, FIFO
   void describe(const Config& config, ConnInfo* info) const;
   void setRemote(const ConnInfo& remote) {
@@ -184,8 +161,8 @@ class SendComm : public CommBase {
     remoteSizesRkey_ = remote.rkey;
   }
 
-  ncclResult_t isend(void* data, size_t size, int tag, MrHandle* mh, void** request);
-  ncclResult_t test(Request* r, int* done, int* sizes);
+  ncclResult_t isend(void* data, size_t size, int tag, const MrHandle* mh, Request** request);
+  ncclResult_t test(Request& r, int* done, int* sizes);
 
   // How long writes in flight may still complete after the receiver's
   // handshake connection closed. A receiver that got the last message may
@@ -233,7 +210,7 @@ class SendComm : public CommBase {
 
 class RecvComm : public CommBase {
  public:
-  RecvComm(const IbvApi& api, const Port& port, ncclnet::Logger log, RequestIndex& index);
+  RecvComm(const IbvApi& api, const Port& port, ncclnet::Logger log);
   bool setup(const Config& config, std::string* why);  // QPs, CTS staging, sizes
   void describe(const Config& config, ConnInfo* info) const;
   void setRemote(const ConnInfo& remote) {
@@ -241,12 +218,13 @@ class RecvComm : public CommBase {
     remoteFifoRkey_ = remote.rkey;
   }
 
-  ncclResult_t irecv(int n, void** data, size_t* sizes, int* tags, MrHandle** mhandles,
-                     void** request);
+  ncclResult_t irecv(int n, void** data, const size_t* sizes, const int* tags,
+                     MrHandle* const* mhandles, Request** request);
   // A NULL request when nothing needs flushing: host memory, nothing
   // received, or flushing disabled (NCCL_GDR_FLUSH_DISABLE).
-  ncclResult_t iflush(int n, void** data, const int* sizes, MrHandle** mhandles, void** request);
-  ncclResult_t test(Request* r, int* done, int* sizes);
+  ncclResult_t iflush(int n, void** data, const int* sizes, MrHandle* const* mhandles,
+                      Request** request);
+  ncclResult_t test(Request& r, int* done, int* sizes);
 
  private:
   void finish(Request* r, int slot);
@@ -255,7 +233,7 @@ class RecvComm : public CommBase {
   bool inlineCts_ = false;  // NCCL_IB_USE_INLINE
   // The flush QP, when the port can register GPU memory (flush.cc).
   bool setupFlush(const Config& config, std::string* why);
-  ncclResult_t testFlush(Request* r, int* done);
+  ncclResult_t testFlush(Request& r, int* done);
 
   std::unique_ptr<LocalBuffer> staging_;  // CTS entries, the source of the FIFO writes
   std::unique_ptr<LocalBuffer> sizes_;    // int64 [kSlots][kMaxRecvs], written by the sender

@@ -64,7 +64,7 @@ Progress stepHandshake(const AcceptContext& ctx, const ListenComm& l, Handshake&
         }
         if (p == Progress::kDone) {
           if (!validInfo(h.remote, l.secret, why)) return Progress::kFailed;
-          h.comm = std::make_unique<RecvComm>(ctx.api, ctx.port, ctx.log, ctx.index);
+          h.comm = std::make_unique<RecvComm>(ctx.api, ctx.port, ctx.log);
           h.comm->peer = h.peer;
           if (!h.comm->setup(ctx.config, why)) return Progress::kFailed;
           h.comm->setRemote(h.remote);

@@ -21,6 +21,7 @@
 
 #include "comm.hpp"
 #include "ncclnet/log.hpp"
+#include "ncclnet/object_model.hpp"
 #include "oob.hpp"
 
 namespace sdkib {
@@ -28,9 +29,8 @@ namespace sdkib {
 constexpr uint64_t kHandleMagic = 0x7364'6b69'6268'6e33ull;  // "sdkibhn3"
 
 // What listen() writes into NCCL's 128-byte handle. `secret` is random per
-// listen; a hello without it is a stray. `pending` is this process's connect
-// state once connect() has started (NCCL hands the same buffer back on every
-// retry, so the state is found again).
+// listen; a hello without it is a stray. A connect in progress is found
+// again by the SDK, from the bytes after these.
 struct Handle {
   uint64_t magic;
   union {
@@ -38,10 +38,8 @@ struct Handle {
     sockaddr_in6 v6;
   } addr;
   uint64_t secret;
-  uint32_t stage;
-  uint64_t pending;
 };
-static_assert(sizeof(Handle) <= NCCL_NET_HANDLE_MAXSIZE, "handle must fit NCCL's buffer");
+static_assert(sizeof(Handle) <= ncclnet::kPluginHandleBytes, "handle must fit the plugin's part");
 
 enum class Stage : uint32_t { kStart, kTcp, kSendInfo, kRecvInfo, kSendReady, kRecvReady, kDone };
 
@@ -76,6 +74,7 @@ struct ListenComm {
   std::vector<std::unique_ptr<Handshake>> handshakes;  // oldest first
 };
 
+// One connect in progress (the SDK keeps it between NCCL's calls).
 struct ConnectState {
   Stage stage = Stage::kTcp;
   Fd fd;
@@ -96,7 +95,6 @@ struct AcceptContext {
   const IbvApi& api;
   const Port& port;
   const ncclnet::Logger& log;
-  RequestIndex& index;
   ncclnet::WarnLimit& strays;  // one limit for every listen's stray lines
 };
 

@@ -34,8 +34,8 @@ bool RecvComm::setupFlush(const Config& config, std::string* why) {
   return true;
 }
 
-ncclResult_t RecvComm::iflush(int n, void** data, const int* sizes, MrHandle** mhandles,
-                              void** request) {
+ncclResult_t RecvComm::iflush(int n, void** data, const int* sizes, MrHandle* const* mhandles,
+                              Request** request) {
   *request = nullptr;
   if (status() != ncclSuccess) return failed_;
   if (flushEp_ == nullptr) return ncclSuccess;  // disabled, or no GPU memory on this port
@@ -67,12 +67,11 @@ ncclResult_t RecvComm::iflush(int n, void** data, const int* sizes, MrHandle** m
     NCCLNET_WARN(log_, "iflush: posting the flush read failed: %s", strerror(rc));
     return failed_ = ncclSystemError;
   }
-  index_.add(req, this);
   *request = req;
   return ncclSuccess;
 }
 
-ncclResult_t RecvComm::testFlush(Request* r, int* done) {
+ncclResult_t RecvComm::testFlush(Request& r, int* done) {
   constexpr int kBatch = 8;
   ibv_wc wcs[kBatch];
   for (;;) {
@@ -92,11 +91,10 @@ ncclResult_t RecvComm::testFlush(Request* r, int* done) {
     }
     if (n < kBatch) break;
   }
-  if (!r->done) return failed_;
+  if (!r.done) return failed_;
   *done = 1;
-  ncclResult_t error = r->error;
-  index_.remove(r);
-  flushPool_.release(r);
+  ncclResult_t error = r.error;
+  flushPool_.release(&r);
   return error;
 }
 

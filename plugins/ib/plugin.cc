@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// sdk-ib: the plugin class NCCL drives through the SDK's export tables.
+// sdk-ib: the contract mapped onto verbs, on the SDK's object model. The
+// SDK keeps every handle NCCL holds, refuses unknown, stale and
+// wrong-kind ones (and mhandles of another comm) before a call gets here,
+// hands test() its comm, and finds a connect in progress again; what is
+// left is which verbs objects each call makes, uses or releases.
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "comm.hpp"
@@ -20,6 +22,12 @@ namespace sdkib {
 class IbNet {
  public:
   static constexpr const char* kName = "sdk-ib";
+  using ListenComm = sdkib::ListenComm;
+  using SendComm = sdkib::SendComm;
+  using RecvComm = sdkib::RecvComm;
+  using MemHandle = MrHandle;
+  using Request = sdkib::Request;
+  using Connector = ConnectState;
 
   static ncclResult_t create(const ncclnet::InitArgs& args, std::unique_ptr<IbNet>* out) {
     auto net = std::make_unique<IbNet>(args.logger);
@@ -42,6 +50,7 @@ class IbNet {
     return ncclSuccess;
   }
 
+  // The fields where a port differs from NCCL's defaults.
   ncclResult_t getProperties(int dev, ncclNetProperties_v12_t* props) {
     const Port* port = portAt("getProperties", dev);
     if (port == nullptr) return ncclInvalidArgument;
@@ -50,26 +59,17 @@ class IbNet {
     props->guid = port->guid;
     props->ptrSupport = port->hca->ptrSupport;  // gpu_memory.hpp: peer memory, DMA-BUF
     props->regIsGlobal = 1;                     // the MR cache makes re-registration free
-    props->forceFlush = 0;
     props->speed = port->speedMbps;
     props->port = port->port;
-    props->latency = 0;
     props->maxComms = port->hca->attr.max_qp;
     props->maxRecvs = kMaxRecvs;
-    props->netDeviceType = NCCL_NET_DEVICE_HOST;
-    props->netDeviceVersion = NCCL_NET_DEVICE_INVALID_VERSION;
-    props->vProps.ndevs = 1;
-    props->vProps.devs[0] = dev;
-    props->maxP2pBytes = NCCL_MAX_NET_SIZE_BYTES;
     props->maxCollBytes = NCCL_MAX_COLLNET_SIZE;
-    props->maxMultiRequestSize = 1;
-    props->railId = NCCL_NET_ID_UNDEF;
-    props->planeId = NCCL_NET_ID_UNDEF;
     return ncclSuccess;
   }
 
-  ncclResult_t listen(const ncclnet::CommContext& ctx, int dev, void* handle, void** listenComm) {
-    if (portAt("listen", dev) == nullptr || handle == nullptr) return ncclInvalidArgument;
+  ncclResult_t listen(const ncclnet::CommContext& ctx, int dev, void* handle,
+                      std::unique_ptr<ListenComm>* out) {
+    if (portAt("listen", dev) == nullptr) return ncclInvalidArgument;
     auto l = std::make_unique<ListenComm>();
     l->dev = dev;
     l->trafficClass = ctx.trafficClass;
@@ -85,202 +85,130 @@ class IbNet {
     h.secret = l->secret;
     std::memcpy(&h.addr, &bound,
                 bound.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in));
-    std::memset(handle, 0, NCCL_NET_HANDLE_MAXSIZE);
     std::memcpy(handle, &h, sizeof(h));
-    std::lock_guard<std::mutex> lock(mutex_);
-    *listenComm = l.get();
-    listens_.emplace(l.get(), std::move(l));
+    *out = std::move(l);
     return ncclSuccess;
   }
 
-  ncclResult_t connect(const ncclnet::CommContext& ctx, int dev, void* handle, void** sendComm,
-                       ncclNetDeviceHandle_v12_t**) {
-    *sendComm = nullptr;
+  // Judges the handle, makes the QPs and starts the TCP connection.
+  ncclResult_t connect(const ncclnet::CommContext& ctx, int dev, const void* handle,
+                       std::unique_ptr<ConnectState>* out) {
     const Port* port = portAt("connect", dev);
-    if (port == nullptr || handle == nullptr) return ncclInvalidArgument;
+    if (port == nullptr) return ncclInvalidArgument;
     Handle h;
     std::memcpy(&h, handle, sizeof(h));
     if (h.magic != kHandleMagic) {
       NCCLNET_WARN(log_, "connect: the handle was not written by sdk-ib's listen");
       return ncclInvalidUsage;
     }
+    auto st = std::make_unique<ConnectState>();
+    st->sl = serviceLevel(config_, ctx.trafficClass);
+    st->tc = trafficClassFor(config_, ctx.trafficClass);
+    st->deadline = Clock::now() + std::chrono::milliseconds(config_.connectTimeoutMs);
+    st->comm = std::make_unique<SendComm>(api_, *port, log_);
+    sockaddr_storage peer{};
+    std::memcpy(&peer, &h.addr, sizeof(h.addr));
+    st->comm->peer = addressString(peer);
     std::string why;
-    std::unique_lock<std::mutex> lock(mutex_);
-    auto it = connects_.find(reinterpret_cast<void*>(h.pending));
-    if (h.stage == 0 || it == connects_.end()) {
-      auto st = std::make_unique<ConnectState>();
-      st->sl = serviceLevel(config_, ctx.trafficClass);
-      st->tc = trafficClassFor(config_, ctx.trafficClass);
-      st->deadline = Clock::now() + std::chrono::milliseconds(config_.connectTimeoutMs);
-      st->comm = std::make_unique<SendComm>(api_, *port, log_, requests_);
-      sockaddr_storage peer{};
-      std::memcpy(&peer, &h.addr, sizeof(h.addr));
-      st->comm->peer = addressString(peer);
-      if (!st->comm->setup(config_, &why) || !oobConnectStart(peer, &st->fd, &why)) {
-        NCCLNET_WARN(log_, "connect to %s on %s: %s", st->comm->peer.c_str(), port->name.c_str(),
-                     why.c_str());
-        return ncclSystemError;
-      }
-      st->comm->describe(config_, &st->local);
-      st->secret = h.secret;
-      st->local.secret = h.secret;
-      h.stage = 1;
-      h.pending = reinterpret_cast<uintptr_t>(st.get());
-      std::memcpy(handle, &h, sizeof(h));
-      it = connects_.emplace(st.get(), std::move(st)).first;
+    if (!st->comm->setup(config_, &why) || !oobConnectStart(peer, &st->fd, &why)) {
+      NCCLNET_WARN(log_, "connect to %s on %s: %s", st->comm->peer.c_str(), port->name.c_str(),
+                   why.c_str());
+      return ncclSystemError;
     }
-    ConnectState& st = *it->second;
+    st->comm->describe(config_, &st->local);
+    st->secret = h.secret;
+    st->local.secret = h.secret;
+    *out = std::move(st);
+    return ncclSuccess;
+  }
+
+  ncclResult_t connectStep(ConnectState& st, std::unique_ptr<SendComm>* out,
+                           ncclNetDeviceHandle_v12_t**) {
+    std::string why;
     Progress p = stepConnect(config_, st, &why);
     if (p == Progress::kPending) return ncclSuccess;
-    std::unique_ptr<ConnectState> finished = std::move(it->second);
-    connects_.erase(it);
     if (p == Progress::kFailed) {
-      NCCLNET_WARN(log_, "connect to %s: %s", finished->comm->peer.c_str(), why.c_str());
+      NCCLNET_WARN(log_, "connect to %s: %s", st.comm->peer.c_str(), why.c_str());
       return ncclRemoteError;
     }
     NCCLNET_INFO(log_, NCCL_INIT | NCCL_NET, "connected to %s on %s, %d QP(s)",
-                 finished->comm->peer.c_str(), port->name.c_str(), finished->comm->ep.nqps());
-    oobKeepAlive(finished->fd);
-    finished->comm->oob = std::move(finished->fd);
-    *sendComm = finished->comm.get();
-    sends_.emplace(finished->comm.get(), std::move(finished->comm));
+                 st.comm->peer.c_str(), st.comm->ep.port().name.c_str(), st.comm->ep.nqps());
+    oobKeepAlive(st.fd);
+    st.comm->oob = std::move(st.fd);
+    *out = std::move(st.comm);
     return ncclSuccess;
   }
 
   // Returns success with no comm until a peer that holds the handle has
   // finished its handshake; strays are dropped along the way.
-  ncclResult_t accept(void* listenComm, void** recvComm, ncclNetDeviceHandle_v12_t**) {
-    *recvComm = nullptr;
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = listens_.find(listenComm);
-    if (it == listens_.end()) return bad("accept", "unknown listenComm");
-    ListenComm& l = *it->second;
-    AcceptContext ctx{config_, api_, ports_[l.dev], log_, requests_, strays_};
+  ncclResult_t accept(ListenComm& l, std::unique_ptr<RecvComm>* out, ncclNetDeviceHandle_v12_t**) {
+    const Port& port = ports_[l.dev];
+    AcceptContext ctx{config_, api_, port, log_, strays_};
     std::unique_ptr<RecvComm> comm;
     std::string why;
     Progress p = stepAccept(ctx, l, &comm, &why);
     if (p == Progress::kPending) return ncclSuccess;
     if (p == Progress::kFailed) {
-      NCCLNET_WARN(log_, "accept on %s: %s", ports_[l.dev].name.c_str(), why.c_str());
+      NCCLNET_WARN(log_, "accept on %s: %s", port.name.c_str(), why.c_str());
       return ncclRemoteError;
     }
     oobKeepAlive(comm->oob);
-    *recvComm = comm.get();
-    recvs_.emplace(comm.get(), std::move(comm));
+    *out = std::move(comm);
     return ncclSuccess;
   }
 
-  ncclResult_t regMr(void* comm, void* data, size_t size, int type, void** mhandle) {
-    return registerFor("regMr", comm, data, size, type, nullptr, mhandle);
+  ncclResult_t regMr(ncclnet::DataComm<IbNet> comm, void* data, size_t size, int type,
+                     std::unique_ptr<MrHandle>* out) {
+    return registerFor("regMr", comm, data, size, type, nullptr, out);
   }
 
   // The fd is NCCL's: used for this call only, never kept (NCCL closes it
   // as soon as the call returns).
-  ncclResult_t regMrDmaBuf(void* comm, void* data, size_t size, int type, uint64_t offset, int fd,
-                           void** mhandle) {
+  ncclResult_t regMrDmaBuf(ncclnet::DataComm<IbNet> comm, void* data, size_t size, int type,
+                           uint64_t offset, int fd, std::unique_ptr<MrHandle>* out) {
     if (fd < 0) return bad("regMrDmaBuf", "the dma-buf fd is negative");
     DmaBufRange range{offset, fd};
-    return registerFor("regMrDmaBuf", comm, data, size, type, &range, mhandle);
+    return registerFor("regMrDmaBuf", comm, data, size, type, &range, out);
   }
 
-  ncclResult_t deregMr(void*, void* mhandle) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto it = mrs_.find(mhandle);
-    if (it == mrs_.end()) return bad("deregMr", "unknown mhandle");
-    it->second->hca->mrs->release(it->second->mr);
-    mrs_.erase(it);
-    return ncclSuccess;
-  }
+  // ~MrHandle releases the registration.
+  ncclResult_t deregMr(ncclnet::DataComm<IbNet>, MrHandle&) { return ncclSuccess; }
 
-  ncclResult_t isend(void* sendComm, void* data, size_t size, int tag, void* mhandle, void*,
-                     void** request) {
-    *request = nullptr;
-    SendComm* comm;
-    MrHandle* mh;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto it = sends_.find(sendComm);
-      if (it == sends_.end()) return bad("isend", "unknown sendComm");
-      comm = it->second.get();
-      mh = findMr(mhandle);
-    }
-    if (size > 0 && (mh == nullptr || !mh->covers(data, size))) {
+  ncclResult_t isend(SendComm& comm, void* data, size_t size, int tag, MrHandle* mh, void*,
+                     Request** request) {
+    if (!inside(1, &data, &size, &mh))
       return bad("isend", "buffer not inside the registration mhandle names");
-    }
-    return comm->isend(data, size, tag, mh, request);
+    return comm.isend(data, size, tag, mh, request);
   }
 
-  ncclResult_t irecv(void* recvComm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
-                     void**, void** request) {
-    *request = nullptr;
-    if (n < 1 || n > kMaxRecvs) return bad("irecv", "n outside 1..maxRecvs (8)");
-    RecvComm* comm;
-    MrHandle* mhs[kMaxRecvs] = {};
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto it = recvs_.find(recvComm);
-      if (it == recvs_.end()) return bad("irecv", "unknown recvComm");
-      comm = it->second.get();
-      for (int i = 0; i < n; i++) mhs[i] = findMr(mhandles ? mhandles[i] : nullptr);
-    }
-    for (int i = 0; i < n; i++) {
-      if (sizes[i] > 0 && (mhs[i] == nullptr || !mhs[i]->covers(data[i], sizes[i]))) {
-        return bad("irecv", "buffer not inside the registration mhandle names");
-      }
-    }
-    return comm->irecv(n, data, sizes, tags, mhs, request);
+  ncclResult_t irecv(RecvComm& comm, int n, void** data, size_t* sizes, int* tags, MrHandle** mhs,
+                     void**, Request** request) {
+    if (n > kMaxRecvs) return bad("irecv", "n outside 1..maxRecvs (8)");
+    if (!inside(n, data, sizes, mhs))
+      return bad("irecv", "buffer not inside the registration mhandle names");
+    return comm.irecv(n, data, sizes, tags, mhs, request);
   }
 
-  ncclResult_t iflush(void* recvComm, int n, void** data, int* sizes, void** mhandles,
-                      void** request) {
-    *request = nullptr;
-    if (n < 1 || n > kMaxRecvs) return bad("iflush", "n outside 1..maxRecvs (8)");
-    RecvComm* comm;
-    MrHandle* mhs[kMaxRecvs] = {};
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto it = recvs_.find(recvComm);
-      if (it == recvs_.end()) return bad("iflush", "unknown recvComm");
-      comm = it->second.get();
-      for (int i = 0; i < n; i++) mhs[i] = findMr(mhandles ? mhandles[i] : nullptr);
-    }
-    const Hca* hca = comm->ep.port().hca.get();
-    for (int i = 0; i < n; i++) {
-      if (sizes[i] <= 0) continue;
-      if (mhs[i] == nullptr || mhs[i]->hca != hca || !mhs[i]->covers(data[i], sizes[i]))
-        return bad("iflush", "buffer not inside a registration of this comm's device");
-    }
-    return comm->iflush(n, data, sizes, mhs, request);
+  // Every mhandle here was registered on this comm (the SDK checked), so
+  // on this comm's HCA.
+  ncclResult_t iflush(RecvComm& comm, int n, void** data, int* sizes, MrHandle** mhs,
+                      Request** request) {
+    if (n > kMaxRecvs) return bad("iflush", "n outside 1..maxRecvs (8)");
+    if (!inside(n, data, sizes, mhs))
+      return bad("iflush", "buffer not inside a registration of this comm's device");
+    return comm.iflush(n, data, sizes, mhs, request);
   }
 
-  ncclResult_t test(void* request, int* done, int* sizes) {
-    void* owner = requests_.ownerOf(request);
-    SendComm* send = nullptr;
-    RecvComm* recv = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      auto s = sends_.find(owner);
-      if (s != sends_.end()) send = s->second.get();
-      auto r = recvs_.find(owner);
-      if (r != recvs_.end()) recv = r->second.get();
-    }
-    if (send != nullptr) return send->test(static_cast<Request*>(request), done, sizes);
-    if (recv != nullptr) return recv->test(static_cast<Request*>(request), done, sizes);
-    return bad("test", "not a live request");
+  ncclResult_t test(SendComm& comm, Request& request, int* done, int* sizes) {
+    return comm.test(request, done, sizes);
+  }
+  ncclResult_t test(RecvComm& comm, Request& request, int* done, int* sizes) {
+    return comm.test(request, done, sizes);
   }
 
-  ncclResult_t closeSend(void* comm) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return sends_.erase(comm) ? ncclSuccess : bad("closeSend", "unknown sendComm");
-  }
-  ncclResult_t closeRecv(void* comm) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return recvs_.erase(comm) ? ncclSuccess : bad("closeRecv", "unknown recvComm");
-  }
-  ncclResult_t closeListen(void* comm) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return listens_.erase(comm) ? ncclSuccess : bad("closeListen", "unknown listenComm");
-  }
+  ncclResult_t close(std::unique_ptr<SendComm>) { return ncclSuccess; }
+  ncclResult_t close(std::unique_ptr<RecvComm>) { return ncclSuccess; }
+  ncclResult_t close(std::unique_ptr<ListenComm>) { return ncclSuccess; }
 
  private:
   // False (after one WARN) when no device is usable.
@@ -312,7 +240,7 @@ class IbNet {
     return true;
   }
 
-  const Port* portAt(const char* fn, int dev) {
+  const Port* portAt(const char* fn, int dev) const {
     if (dev < 0 || dev >= static_cast<int>(ports_.size())) {
       NCCLNET_WARN(log_, "%s: device %d does not exist (%zu devices)", fn, dev, ports_.size());
       return nullptr;
@@ -320,43 +248,36 @@ class IbNet {
     return &ports_[dev];
   }
 
-  CommBase* findComm(void* comm) {
-    auto s = sends_.find(comm);
-    if (s != sends_.end()) return s->second.get();
-    auto r = recvs_.find(comm);
-    return r == recvs_.end() ? nullptr : r->second.get();
-  }
-
   // regMr and regMrDmaBuf: the type the device supports, then the cache.
-  ncclResult_t registerFor(const char* fn, void* comm, void* data, size_t size, int type,
-                           const DmaBufRange* dmabuf, void** mhandle) {
-    *mhandle = nullptr;
-    std::lock_guard<std::mutex> lock(mutex_);
-    CommBase* c = findComm(comm);
-    if (c == nullptr) return bad(fn, "comm is neither a sendComm nor a recvComm");
-    Hca* hca = c->ep.port().hca.get();
+  ncclResult_t registerFor(const char* fn, ncclnet::DataComm<IbNet> comm, void* data, size_t size,
+                           int type, const DmaBufRange* dmabuf, std::unique_ptr<MrHandle>* out) {
+    const CommBase& c = comm.send != nullptr ? static_cast<const CommBase&>(*comm.send)
+                                             : static_cast<const CommBase&>(*comm.recv);
+    Hca& hca = *c.ep.port().hca;
     int needed = dmabuf != nullptr ? NCCL_PTR_DMABUF : type;
-    if ((type != NCCL_PTR_HOST && type != NCCL_PTR_CUDA) || !(hca->ptrSupport & needed)) {
+    if ((type != NCCL_PTR_HOST && type != NCCL_PTR_CUDA) || !(hca.ptrSupport & needed)) {
       NCCLNET_WARN(log_, "%s: type %d%s on %s, whose ptrSupport is 0x%x", fn, type,
-                   dmabuf != nullptr ? " (DMA-BUF)" : "", hca->name.c_str(), hca->ptrSupport);
+                   dmabuf != nullptr ? " (DMA-BUF)" : "", hca.name.c_str(), hca.ptrSupport);
       return ncclInternalError;
     }
     std::string why;
-    ibv_mr* mr = registerMemory(*hca, data, size, type, dmabuf, &why);
+    ibv_mr* mr = registerMemory(hca, data, size, type, dmabuf, &why);
     if (mr == nullptr) {
       NCCLNET_WARN(log_, "%s(%p, %zu, %s) on %s: %s", fn, data, size,
-                   type == NCCL_PTR_CUDA ? "CUDA" : "HOST", hca->name.c_str(), why.c_str());
+                   type == NCCL_PTR_CUDA ? "CUDA" : "HOST", hca.name.c_str(), why.c_str());
       return ncclSystemError;
     }
-    auto h = std::make_unique<MrHandle>(MrHandle{hca, mr, type == NCCL_PTR_CUDA});
-    *mhandle = h.get();
-    mrs_.emplace(h.get(), std::move(h));
+    *out = std::make_unique<MrHandle>(hca, mr, type == NCCL_PTR_CUDA);
     return ncclSuccess;
   }
 
-  MrHandle* findMr(void* mhandle) {
-    auto it = mrs_.find(mhandle);
-    return it == mrs_.end() ? nullptr : it->second.get();
+  // Whether each buffer that carries bytes lies inside its registration.
+  template <class Size>
+  static bool inside(int n, void* const* data, const Size* sizes, MrHandle* const* mhs) {
+    for (int i = 0; i < n; i++) {
+      if (sizes[i] > 0 && (mhs[i] == nullptr || !mhs[i]->covers(data[i], sizes[i]))) return false;
+    }
+    return true;
   }
 
   ncclResult_t bad(const char* fn, const char* why) {
@@ -369,18 +290,12 @@ class IbNet {
   Config config_;
   sockaddr_storage oobAddr_{};
   std::string whyNone_;
-  RequestIndex requests_;
-  // Declaration order is teardown order reversed: comms and registrations
-  // go before the ports (HCA contexts), and those before the library.
+  // Declaration order is teardown order reversed: the ports (HCA
+  // contexts) close before the library. The SDK closes every comm and
+  // registration NCCL left open before it destroys this object.
   IbvApi api_;
   std::vector<Port> ports_;
-  std::mutex mutex_;
   ncclnet::WarnLimit strays_;  // lines about connections that are not peers
-  std::unordered_map<void*, std::unique_ptr<MrHandle>> mrs_;
-  std::unordered_map<void*, std::unique_ptr<ListenComm>> listens_;
-  std::unordered_map<void*, std::unique_ptr<ConnectState>> connects_;
-  std::unordered_map<void*, std::unique_ptr<SendComm>> sends_;
-  std::unordered_map<void*, std::unique_ptr<RecvComm>> recvs_;
 };
 
 }  // namespace sdkib

@@ -13,8 +13,8 @@ constexpr uint64_t kCtsWrId = ~0ull;  // completions of FIFO writes carry no req
 
 }  // namespace
 
-RecvComm::RecvComm(const IbvApi& api, const Port& port, ncclnet::Logger log, RequestIndex& index)
-    : CommBase(api, port, log, index) {}
+RecvComm::RecvComm(const IbvApi& api, const Port& port, ncclnet::Logger log)
+    : CommBase(api, port, log) {}
 
 bool RecvComm::setup(const Config& config, std::string* why) {
   split_ = config.splitDataOnQps;
@@ -42,8 +42,8 @@ void RecvComm::describe(const Config& config, ConnInfo* info) const {
   info->rkey = sizes_->mr()->rkey;
 }
 
-ncclResult_t RecvComm::irecv(int n, void** data, size_t* sizes, int* tags, MrHandle** mhandles,
-                             void** request) {
+ncclResult_t RecvComm::irecv(int n, void** data, const size_t* sizes, const int* tags,
+                             MrHandle* const* mhandles, Request** request) {
   *request = nullptr;
   if (status() != ncclSuccess) return failed_;
   const int s = static_cast<int>(head_ % kSlots);
@@ -95,7 +95,6 @@ ncclResult_t RecvComm::irecv(int n, void** data, size_t* sizes, int* tags, MrHan
     NCCLNET_WARN(log_, "irecv: FIFO write to %s failed: %s", peer.c_str(), strerror(rc));
     return failed_ = ncclSystemError;
   }
-  index_.add(req, this);
   req->n = n;
   req->seq = head_;
   for (int i = 0; i < n; i++) req->capacity[i] = sizes[i];
@@ -125,17 +124,17 @@ void RecvComm::finish(Request* r, int s) {
   slots_[s] = nullptr;
 }
 
-ncclResult_t RecvComm::test(Request* r, int* done, int* sizes) {
+ncclResult_t RecvComm::test(Request& r, int* done, int* sizes) {
   *done = 0;
   if (status() != ncclSuccess) return failed_;
-  if (r->isFlush) return testFlush(r, done);
+  if (r.isFlush) return testFlush(r, done);
   ncclResult_t res = drain([this](const ibv_wc& wc) {
     if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM) return;  // FIFO writes: nothing to do
     int s = static_cast<int>(wc.wr_id % kSlots);
     if (slots_[s] != nullptr && --pending_[s] == 0) finish(slots_[s], s);
   });
   if (res != ncclSuccess) return res;
-  if (!r->done) {
+  if (!r.done) {
     if (peerClosed()) {
       NCCLNET_WARN(log_, "irecv from %s: the sender closed its connection (its process died?)",
                    peer.c_str());
@@ -144,13 +143,12 @@ ncclResult_t RecvComm::test(Request* r, int* done, int* sizes) {
     return failed_;
   }
   *done = 1;
-  if (sizes != nullptr) std::memcpy(sizes, r->sizes, sizeof(int) * r->n);
-  ncclResult_t error = r->error;
+  if (sizes != nullptr) std::memcpy(sizes, r.sizes, sizeof(int) * r.n);
+  ncclResult_t error = r.error;
   if (error != ncclSuccess) {
-    NCCLNET_WARN(log_, "irecv from %s: %s", peer.c_str(), r->errorText.c_str());
+    NCCLNET_WARN(log_, "irecv from %s: %s", peer.c_str(), r.errorText.c_str());
   }
-  index_.remove(r);
-  pool_.release(r);
+  pool_.release(&r);
   return error;
 }
 

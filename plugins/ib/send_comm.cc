@@ -34,8 +34,8 @@ CtsEntry readEntry(const CtsEntry* e) {
 
 }  // namespace
 
-SendComm::SendComm(const IbvApi& api, const Port& port, ncclnet::Logger log, RequestIndex& index)
-    : CommBase(api, port, log, index) {}
+SendComm::SendComm(const IbvApi& api, const Port& port, ncclnet::Logger log)
+    : CommBase(api, port, log) {}
 
 bool SendComm::setup(const Config& config, std::string* why) {
   split_ = config.splitDataOnQps;
@@ -67,7 +67,8 @@ const CtsEntry* SendComm::slot(uint64_t seq) const {
   return static_cast<const CtsEntry*>(fifo_->data()) + (seq % kSlots) * kMaxRecvs;
 }
 
-ncclResult_t SendComm::isend(void* data, size_t size, int tag, MrHandle* mh, void** request) {
+ncclResult_t SendComm::isend(void* data, size_t size, int tag, const MrHandle* mh,
+                             Request** request) {
   *request = nullptr;
   if (status() != ncclSuccess) return failed_;
   const CtsEntry* entries = slot(head_);
@@ -96,7 +97,6 @@ ncclResult_t SendComm::isend(void* data, size_t size, int tag, MrHandle* mh, voi
   if (r < 0) return ncclSuccess;
   Request* req = pool_.acquire();
   if (req == nullptr) return ncclSuccess;
-  index_.add(req, this);
   req->isSend = true;
   req->n = 1;
   req->size = size;
@@ -180,7 +180,7 @@ ncclResult_t SendComm::postSlot(const CtsEntry* fifoEntries, int nreqs) {
   return ncclSuccess;
 }
 
-ncclResult_t SendComm::test(Request* r, int* done, int* sizes) {
+ncclResult_t SendComm::test(Request& r, int* done, int* sizes) {
   *done = 0;
   if (status() != ncclSuccess) return failed_;
   auto onCompletion = [this](const ibv_wc& wc) {
@@ -193,7 +193,7 @@ ncclResult_t SendComm::test(Request* r, int* done, int* sizes) {
   };
   ncclResult_t res = drain(onCompletion);
   if (res != ncclSuccess) return res;
-  if (!r->done && peerClosed()) {
+  if (!r.done && peerClosed()) {
     // The write's completion may have come in after the drain above and
     // before the receiver closed: look once more, and keep looking for
     // kAcksAfterClose before failing.
@@ -201,24 +201,23 @@ ncclResult_t SendComm::test(Request* r, int* done, int* sizes) {
     if (res != ncclSuccess) return res;
     auto now = std::chrono::steady_clock::now();
     if (closedSeenAt_ == std::chrono::steady_clock::time_point{}) closedSeenAt_ = now;
-    if (!r->done && now - closedSeenAt_ >= kAcksAfterClose) {
+    if (!r.done && now - closedSeenAt_ >= kAcksAfterClose) {
       // A silent host ends here too, once keepalive gives up on the
       // handshake connection: posted writes to it may retry for long.
       NCCLNET_WARN(log_,
                    "isend to %s: the receiver's connection closed or timed out with message "
                    "%" PRIu64 " in flight (its process or host died?)",
-                   peer.c_str(), r->seq);
+                   peer.c_str(), r.seq);
       return failed_ = ncclRemoteError;
     }
   }
-  if (!r->done) return ncclSuccess;
+  if (!r.done) return ncclSuccess;
   *done = 1;
-  if (sizes != nullptr) sizes[0] = static_cast<int>(r->size);
-  ncclResult_t error = r->error;
+  if (sizes != nullptr) sizes[0] = static_cast<int>(r.size);
+  ncclResult_t error = r.error;
   if (error != ncclSuccess)
-    NCCLNET_WARN(log_, "isend to %s: %s", peer.c_str(), r->errorText.c_str());
-  index_.remove(r);
-  pool_.release(r);
+    NCCLNET_WARN(log_, "isend to %s: %s", peer.c_str(), r.errorText.c_str());
+  pool_.release(&r);
   return error;
 }
 
