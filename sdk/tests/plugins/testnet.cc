@@ -2,14 +2,18 @@
 // testnet: an in-process plugin built with the SDK's export macro. Sends and
 // receives between comms of the same process are matched in memory, so the
 // round-trip tests can drive every ABI version through the whole contract
-// without a network. Built twice: "sdk-testnet" provides every optional
-// member, "sdk-testnet-min" (TESTNET_MINIMAL) none of them.
+// without a network. Built three times: "sdk-testnet" provides every
+// optional member, "sdk-testnet-min" (TESTNET_MINIMAL) none of them, and
+// "sdk-testnet-defects" (TESTNET_DEFECTS) breaks one rule of the contract,
+// the one NCCLNET_TESTNET_DEFECT names, for the checker's tests.
 #include <fcntl.h>
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -131,21 +135,40 @@ struct RecvComm {
 
 class TestNet {
  public:
-#ifdef TESTNET_MINIMAL
+#if defined(TESTNET_MINIMAL)
   static constexpr const char* kName = "sdk-testnet-min";
+#elif defined(TESTNET_DEFECTS)
+  static constexpr const char* kName = "sdk-testnet-defects";
 #else
   static constexpr const char* kName = "sdk-testnet";
 #endif
 
+  // The rule sdk-testnet-defects breaks.
+  enum Defect {
+    kNoDefect,
+    kOversize,     // test reports more bytes than a receive posted (rule 32)
+    kShortGroup,   // test reports only the first size of a grouped receive (rule 31)
+    kSlowConnect,  // connect sleeps 20 ms (rule 22)
+  };
+  static constexpr ncclnet::KnobChoice kDefects[] = {{"none", kNoDefect},
+                                                     {"oversize", kOversize},
+                                                     {"short-group", kShortGroup},
+                                                     {"slow-connect", kSlowConnect}};
+
   struct Knobs {
     int devices = 0;
     bool failInit = false;
+    int defect = kNoDefect;
   };
   static constexpr ncclnet::Knob<Knobs> kKnobs[] = {
       ncclnet::intKnob("NCCLNET_TESTNET_DEVICES", &Knobs::devices, kPhysicalDevices, 0, 64,
                        "physical devices testnet reports"),
       ncclnet::flagKnob("NCCLNET_TESTNET_FAIL_INIT", &Knobs::failInit, false,
                         "1: init fails after reading the knobs, as without a device"),
+#ifdef TESTNET_DEFECTS
+      ncclnet::enumKnob("NCCLNET_TESTNET_DEFECT", &Knobs::defect, "none", kDefects,
+                        "the rule of the contract this build breaks"),
+#endif
   };
 
   static ncclResult_t create(const ncclnet::InitArgs& args, std::unique_ptr<TestNet>* out) {
@@ -158,6 +181,7 @@ class TestNet {
       return ncclSystemError;
     }
     net->physical_ = knobs.devices;
+    net->defect_ = static_cast<Defect>(knobs.defect);
     *out = std::move(net);
     return ncclSuccess;
   }
@@ -241,6 +265,7 @@ class TestNet {
                    static_cast<unsigned long long>(h.listenId));
       return ncclRemoteError;
     }
+    if (defect_ == kSlowConnect) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     if (h.connectCalls++ == 0) {  // not yet: NCCL calls again with the same handle
       std::memcpy(handle, &h, sizeof(h));
       *sendComm = nullptr;
@@ -347,7 +372,9 @@ class TestNet {
     if (!*done) return ncclSuccess;
     ncclResult_t error = r->error;
     if (sizes != nullptr) {
-      for (int i = 0; i < r->n; i++) sizes[i] = r->sizes[i];
+      const int reported = defect_ == kShortGroup ? 1 : r->n;
+      for (int i = 0; i < reported; i++) sizes[i] = r->sizes[i];
+      if (defect_ == kOversize && !r->isSend) sizes[0] = 1 << 30;
     }
     // Released here even with irecvConsumed: NCCLs that load ABI v6 never
     // call irecvConsumed, so a request must not depend on it.
@@ -454,6 +481,7 @@ class TestNet {
   ncclnet::ParamTable params_;
   std::mutex mutex_;
   int physical_ = kPhysicalDevices;
+  Defect defect_ = kNoDefect;
   uint64_t nextListenId_ = 0;
   std::vector<ncclNetVDeviceProps_v12_t> virtual_;
   std::deque<std::string> names_;  // deque: names handed out stay where they are
