@@ -176,10 +176,11 @@ uint64_t Ledger::close(void* comm, CommKind kind, const char* call) {
 // ---- registrations ---------------------------------------------------------
 
 uint64_t Ledger::addMr(const std::shared_ptr<CommState>& comm, void* mhandle) {
-  uint64_t id = nextMrId_.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(comm->mutex);
-  comm->mhandles[mhandle] = CommState::Mr{id, 0};
-  return id;
+  auto [it, fresh] = comm->mhandles.try_emplace(mhandle, CommState::Mr{0, 0, 0});
+  if (fresh) it->second.id = nextMrId_.fetch_add(1, std::memory_order_relaxed);
+  it->second.registrations++;
+  return it->second.id;
 }
 
 uint64_t Ledger::beforeDereg(const std::shared_ptr<CommState>& comm, void* mhandle) {
@@ -210,7 +211,8 @@ uint64_t Ledger::beforeDereg(const std::shared_ptr<CommState>& comm, void* mhand
 
 void Ledger::dropMr(const std::shared_ptr<CommState>& comm, void* mhandle) {
   std::lock_guard<std::mutex> lock(comm->mutex);
-  comm->mhandles.erase(mhandle);
+  auto it = comm->mhandles.find(mhandle);
+  if (it != comm->mhandles.end() && --it->second.registrations == 0) comm->mhandles.erase(it);
 }
 
 // ---- requests --------------------------------------------------------------

@@ -52,7 +52,9 @@ struct CommState {
   std::mutex mutex;  // guards everything below
   struct Mr {
     uint64_t id;
-    int uses;  // requests in flight posted with it
+    int uses;           // requests in flight posted with it
+    int registrations;  // a plugin with a registration cache may return one
+                        // mhandle for several regMr; each has its deregMr
   };
   std::unordered_map<void*, Mr> mhandles;
   int inFlight = 0;

@@ -193,6 +193,18 @@ TEST_F(LedgerTest, DeregOfAnMhandleInUseIsRule27) {
   EXPECT_NE(onlyLine().find("rule 54"), std::string::npos) << "deregistered twice";
 }
 
+TEST_F(LedgerTest, OneMhandleForTwoRegistrationsTakesTwoDeregs) {
+  connect();
+  EXPECT_EQ(ledger_.addMr(sendComm_, &sendMr_), 1u) << "a cache hit keeps the number";
+  ledger_.beforeDereg(sendComm_, &sendMr_);
+  ledger_.dropMr(sendComm_, &sendMr_);
+  ledger_.beforeDereg(sendComm_, &sendMr_);
+  ledger_.dropMr(sendComm_, &sendMr_);
+  expectNoLine();
+  ledger_.beforeDereg(sendComm_, &sendMr_);
+  EXPECT_NE(onlyLine().find("rule 54"), std::string::npos);
+}
+
 TEST_F(LedgerTest, CloseWithRegistrationsIsRule27AndForgetsTheComm) {
   connect();
   postSend(&requests_[0]);
