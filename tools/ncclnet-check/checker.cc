@@ -92,6 +92,7 @@ ncclResult_t Checker::start(ncclDebugLogger_t logFn) {
   startResult_ = readKnobs(params, kKnobs, &config_);
   if (startResult_ != ncclSuccess) return startResult_;
   blockLimit_ = std::chrono::microseconds(config_.blockUs);
+  preciseTiming_ = blockLimit_ < kCoarseEnough;
   reporter_.setAbortOnViolation(config_.abortOnViolation);
   if (!config_.traceDir.empty()) {
     std::string error;
@@ -116,16 +117,18 @@ ncclResult_t Checker::start(ncclDebugLogger_t logFn) {
   return startResult_;
 }
 
-void Checker::timed(const CheckRule& rule, const char* call, Clock::time_point start,
-                    const CommState* comm) {
-  Clock::duration took = Clock::now() - start;
-  if (took <= blockLimit_) return;
+Clock::time_point Checker::timed(const CheckRule& rule, const char* call, Clock::time_point start,
+                                 const CommState* comm) {
+  Clock::time_point end = now();
+  Clock::duration took = end - start;
+  if (took <= blockLimit_) return end;
   char what[160];
   std::snprintf(
       what, sizeof(what), "%s took %lld us, more than NCCLNET_CHECK_BLOCK_US=%d", call,
       static_cast<long long>(std::chrono::duration_cast<std::chrono::microseconds>(took).count()),
       config_.blockUs);
   reporter_.violation(rule, comm ? comm->describe() : std::string(), std::string(), what);
+  return end;
 }
 
 // ---- life cycle and devices --------------------------------------------------
@@ -181,7 +184,7 @@ ncclResult_t Checker::setNetAttr(void* ctx, ncclNetAttr_v12_t* attr) {
 // ---- connections ---------------------------------------------------------------
 
 ncclResult_t Checker::listen(void* ctx, int dev, void* handle, void** listenComm) {
-  Clock::time_point start = Clock::now();
+  Clock::time_point start = now();
   ncclResult_t res = net().listen(ctx, dev, handle, listenComm);
   timed(rules::kListenNeverBlocks, "listen", start, nullptr);
   uint64_t commId = 0;
@@ -194,7 +197,7 @@ ncclResult_t Checker::listen(void* ctx, int dev, void* handle, void** listenComm
 
 ncclResult_t Checker::connect(void* ctx, int dev, void* handle, void** sendComm,
                               ncclNetDeviceHandle_v12_t** sendDevComm) {
-  Clock::time_point start = Clock::now();
+  Clock::time_point start = now();
   ncclResult_t res = net().connect(ctx, dev, handle, sendComm, sendDevComm);
   timed(rules::kConnectAcceptNeverBlock, "connect", start, nullptr);
   uint64_t commId = 0;
@@ -210,7 +213,7 @@ ncclResult_t Checker::connect(void* ctx, int dev, void* handle, void** sendComm,
 ncclResult_t Checker::accept(void* listenComm, void** recvComm,
                              ncclNetDeviceHandle_v12_t** recvDevComm) {
   std::shared_ptr<CommState> listen = ledger_->find(listenComm, CommKind::Listen, "accept");
-  Clock::time_point start = Clock::now();
+  Clock::time_point start = now();
   ncclResult_t res = net().accept(listenComm, recvComm, recvDevComm);
   timed(rules::kConnectAcceptNeverBlock, "accept", start, listen.get());
   uint64_t commId = 0;
@@ -290,12 +293,12 @@ ncclResult_t Checker::isend(void* sendComm, void* data, size_t size, int tag, vo
                             void* phandle, void** request) {
   std::shared_ptr<CommState> comm =
       ledger_->beforePost(sendComm, PostKind::Send, 1, &mhandle, "isend");
-  Clock::time_point start = Clock::now();
+  Clock::time_point start = now();
   ncclResult_t res = net().isend(sendComm, data, size, tag, mhandle, phandle, request);
-  timed(rules::kNullRequestRetry, "isend", start, comm.get());
+  Clock::time_point end = timed(rules::kNullRequestRetry, "isend", start, comm.get());
   uint64_t requestId = 0;
   if (res == ncclSuccess && request != nullptr) {
-    requestId = ledger_->afterPost(comm, PostKind::Send, 1, &size, &tag, &mhandle, *request);
+    requestId = ledger_->afterPost(comm, PostKind::Send, 1, &size, &tag, &mhandle, *request, end);
   }
   trace_.line("isend c=%llu r=%llu size=%zu tag=%d rc=%d", id(comm ? comm->id : 0), id(requestId),
               size, tag, static_cast<int>(res));
@@ -307,9 +310,9 @@ ncclResult_t Checker::irecv(void* recvComm, int n, void** data, size_t* sizes, i
   std::shared_ptr<CommState> comm =
       ledger_->beforePost(recvComm, PostKind::Recv, n, mhandles, "irecv");
   const bool hinted = request != nullptr && *request == kOptionalCompletion;
-  Clock::time_point start = Clock::now();
+  Clock::time_point start = now();
   ncclResult_t res = net().irecv(recvComm, n, data, sizes, tags, mhandles, phandles, request);
-  timed(rules::kNullRequestRetry, "irecv", start, comm.get());
+  Clock::time_point end = timed(rules::kNullRequestRetry, "irecv", start, comm.get());
   uint64_t requestId = 0;
   if (res == ncclSuccess && request != nullptr) {
     if (hinted && *request == kOptionalCompletion) {
@@ -317,7 +320,7 @@ ncclResult_t Checker::irecv(void* recvComm, int n, void** data, size_t* sizes, i
                           "irecv left the optional-completion preset (0x1) in *request: NCCL "
                           "would test it as a request");
     } else {
-      requestId = ledger_->afterPost(comm, PostKind::Recv, n, sizes, tags, mhandles, *request);
+      requestId = ledger_->afterPost(comm, PostKind::Recv, n, sizes, tags, mhandles, *request, end);
     }
   }
   if (trace_.enabled()) {
@@ -351,13 +354,13 @@ ncclResult_t Checker::iflush(void* recvComm, int n, void** data, int* sizes, voi
 }
 
 ncclResult_t Checker::test(void* request, int* done, int* sizes) {
-  TestTicket ticket = ledger_->beforeTest(request);
+  Clock::time_point start = now();
+  TestTicket ticket = ledger_->beforeTest(request, start);
   // The plugin writes into an array preset to -1, so that a buffer of a
   // grouped receive it did not report shows (rule 31). NULL stays NULL.
   int reported[kMaxSizes];
   const int n = std::max(1, std::min(ticket.n, kMaxSizes));
   if (sizes != nullptr) std::fill(reported, reported + kMaxSizes, -1);
-  Clock::time_point start = Clock::now();
   ncclResult_t res = net().test(request, done, sizes ? reported : nullptr);
   timed(rules::kNullRequestRetry, "test", start, nullptr);
   int isDone = done != nullptr ? *done : 0;

@@ -79,9 +79,12 @@ class Checker {
   // Once, at the first init: knobs, logger, ledger, trace, watchdog.
   ncclResult_t start(ncclDebugLogger_t logFn);
   host::NetView& net() { return inner_->net(); }
-  // Reports a call that took longer than NCCLNET_CHECK_BLOCK_US.
-  void timed(const CheckRule& rule, const char* call, Clock::time_point start,
-             const CommState* comm);
+  // The clock calls are timed with: coarse unless the bound is short.
+  Clock::time_point now() const { return preciseTiming_ ? Clock::now() : coarseNow(); }
+  // Reports a call that took longer than NCCLNET_CHECK_BLOCK_US; returns
+  // when it ended.
+  Clock::time_point timed(const CheckRule& rule, const char* call, Clock::time_point start,
+                          const CommState* comm);
 
   char name_[256] = "sdk-check";
   std::unique_ptr<host::LoadedPlugin> inner_;
@@ -94,6 +97,7 @@ class Checker {
 
   Config config_;
   Clock::duration blockLimit_{};
+  bool preciseTiming_ = false;
   Reporter reporter_;
   std::unique_ptr<Ledger> ledger_;
   Trace trace_;

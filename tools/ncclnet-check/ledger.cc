@@ -79,7 +79,7 @@ size_t Ledger::shardOf(const void* p) {
 void Ledger::report(const CheckRule& rule, const CommState* comm, const RequestRecord* request,
                     const std::string& what) {
   reporter_.violation(rule, comm ? comm->describe() : std::string(),
-                      request ? request->describe(Clock::now()) : std::string(), what);
+                      request ? request->describe(coarseNow()) : std::string(), what);
 }
 
 // ---- comms ---------------------------------------------------------------
@@ -249,7 +249,7 @@ std::shared_ptr<CommState> Ledger::beforePost(void* comm, PostKind kind, int n,
 
 uint64_t Ledger::afterPost(const std::shared_ptr<CommState>& comm, PostKind kind, int n,
                            const size_t* sizes, const int* tags, void* const* mhandles,
-                           void* request) {
+                           void* request, Clock::time_point now) {
   if (request == nullptr || comm == nullptr) return 0;
   RequestRecord r;
   r.comm = comm;
@@ -261,7 +261,7 @@ uint64_t Ledger::afterPost(const std::shared_ptr<CommState>& comm, PostKind kind
     if (tags) r.tags[i] = tags[i];
     if (mhandles) r.mhandles[i] = mhandles[i];
   }
-  r.posted = Clock::now();
+  r.posted = now;
   const int kept = std::min(n, kKeptBuffers);
   if (kind != PostKind::Flush) {
     std::lock_guard<std::mutex> lock(comm->mutex);
@@ -285,14 +285,14 @@ uint64_t Ledger::afterPost(const std::shared_ptr<CommState>& comm, PostKind kind
   return r.id;
 }
 
-TestTicket Ledger::beforeTest(void* request) {
+TestTicket Ledger::beforeTest(void* request, Clock::time_point now) {
   RequestShard& shard = requestShards_[shardOf(request)];
   std::unique_lock<std::mutex> lock(shard.mutex);
   auto it = shard.requests.find(request);
   if (it != shard.requests.end()) {
     RequestRecord& r = it->second;
     r.tests++;
-    r.lastTest = Clock::now();
+    r.lastTest = now;
     return TestTicket{true, r.id, r.n, r.kind};
   }
   lock.unlock();
@@ -407,11 +407,13 @@ std::vector<Ledger::Outstanding> Ledger::outstanding(Clock::time_point now) cons
     std::lock_guard<std::mutex> lock(shard.mutex);
     for (const auto& entry : shard.requests) {
       const RequestRecord& r = entry.second;
-      all.push_back({secondsBetween(r.posted, now), r.comm->describe() + " | " + r.describe(now)});
+      all.push_back(
+          {secondsBetween(r.posted, now), r.id, r.comm->describe() + " | " + r.describe(now)});
     }
   }
-  std::sort(all.begin(), all.end(),
-            [](const Outstanding& a, const Outstanding& b) { return a.ageSec > b.ageSec; });
+  std::sort(all.begin(), all.end(), [](const Outstanding& a, const Outstanding& b) {
+    return a.ageSec != b.ageSec ? a.ageSec > b.ageSec : a.requestId < b.requestId;
+  });
   return all;
 }
 

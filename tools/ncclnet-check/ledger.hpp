@@ -27,12 +27,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "clock.hpp"
 #include "ncclnet/abi/net.h"
 #include "report.hpp"
 
 namespace ncclnet::check {
-
-using Clock = std::chrono::steady_clock;
 
 enum class CommKind { Listen, Send, Recv };
 enum class PostKind { Send, Recv, Flush };
@@ -123,9 +122,11 @@ class Ledger {
                                         const char* call);
   // After a call that returned a request: records it (reports a request
   // that is still in flight, rule 29). Returns its id, 0 for NULL.
+  // `now`: when the call returned (the caller has read a clock already).
   uint64_t afterPost(const std::shared_ptr<CommState>& comm, PostKind kind, int n,
-                     const size_t* sizes, const int* tags, void* const* mhandles, void* request);
-  TestTicket beforeTest(void* request);
+                     const size_t* sizes, const int* tags, void* const* mhandles, void* request,
+                     Clock::time_point now = coarseNow());
+  TestTicket beforeTest(void* request, Clock::time_point now = coarseNow());
   // sizes: what test wrote, each preset to -1 (nullptr when NCCL passed NULL).
   void afterTest(void* request, ncclResult_t res, int done, const int* sizes);
   // irecvConsumed: a receive of this comm that completed and was not
@@ -135,7 +136,8 @@ class Ledger {
   // ---- for the watchdog ----
   struct Outstanding {
     double ageSec;
-    std::string text;  // comm | request
+    uint64_t requestId;  // orders requests posted within one clock tick
+    std::string text;    // comm | request
   };
   std::vector<Outstanding> outstanding(Clock::time_point now) const;
   double oldestAgeSec(Clock::time_point now) const;
