@@ -32,9 +32,9 @@ std::string listText(const T* values, int n) {
   return text.empty() ? "-" : text;
 }
 
+// NCCL_PROXY_MAX_SUBS: the most buffers one test reports.
 constexpr int kMaxSizes = 64;
-void* const kOptionalCompletion = reinterpret_cast<void*>(
-    NCCL_NET_OPTIONAL_RECV_COMPLETION);  // NCCL_PROXY_MAX_SUBS: the most buffers one test reports
+void* const kOptionalCompletion = reinterpret_cast<void*>(NCCL_NET_OPTIONAL_RECV_COMPLETION);
 
 }  // namespace
 

@@ -185,6 +185,21 @@ TEST_F(CheckedTestnet, UnsetPluginFailsInitWithOneWarning) {
   EXPECT_EQ(countCaptured(NCCL_LOG_WARN, "NCCLNET_CHECK_PLUGIN is not set"), 1);
 }
 
+TEST_F(CheckedTestnet, WrappingItselfFailsInitWithOneWarning) {
+  setenv("NCCLNET_CHECK_PLUGIN", checkerPath().c_str(), 1);
+  ncclnet::host::LoaderOptions options;
+  options.pluginList = checkerPath();
+  options.netName = std::string();
+  options.checkInit = false;
+  ncclnet::host::Loader loader(options);
+  ASSERT_EQ(loader.load(&plugin_), ncclSuccess);
+  ncclNetCommConfig_v12_t config{};
+  EXPECT_NE(net().init(&ctx_, 1, &config, captureLogger, nullptr), ncclSuccess);
+  // Its own tables are still empty while it loads: the loader finds none.
+  EXPECT_EQ(countCaptured(NCCL_LOG_WARN, ""), 1);
+  EXPECT_EQ(countCaptured(NCCL_LOG_WARN, "cannot load the plugin NCCLNET_CHECK_PLUGIN="), 1);
+}
+
 TEST_F(CheckedTestnet, BadKnobValueFailsInit) {
   setenv("NCCLNET_CHECK_PLUGIN", testPlugin("sdk-testnet").c_str(), 1);
   setenv("NCCLNET_CHECK_BLOCK_US", "soon", 1);
