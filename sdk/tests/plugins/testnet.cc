@@ -2,14 +2,18 @@
 // testnet: an in-process plugin on the SDK's object model. Sends and
 // receives between comms of the same process are matched in memory, so the
 // round-trip tests can drive every ABI version through the whole contract
-// without a network. Built twice: "sdk-testnet" provides every optional
-// member, "sdk-testnet-min" (TESTNET_MINIMAL) none of them.
+// without a network. Built three times: "sdk-testnet" provides every
+// optional member, "sdk-testnet-min" (TESTNET_MINIMAL) none of them, and
+// "sdk-testnet-defects" (TESTNET_DEFECTS) breaks one rule of the contract,
+// the one NCCLNET_TESTNET_DEFECT names, for the checker's tests.
 #include <fcntl.h>
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -136,8 +140,10 @@ struct Connector {
 
 class TestNet {
  public:
-#ifdef TESTNET_MINIMAL
+#if defined(TESTNET_MINIMAL)
   static constexpr const char* kName = "sdk-testnet-min";
+#elif defined(TESTNET_DEFECTS)
+  static constexpr const char* kName = "sdk-testnet-defects";
 #else
   static constexpr const char* kName = "sdk-testnet";
 #endif
@@ -149,15 +155,32 @@ class TestNet {
   using Request = ::Request;
   using Connector = ::Connector;
 
+  // The rule sdk-testnet-defects breaks.
+  enum Defect {
+    kNoDefect,
+    kOversize,     // test reports more bytes than a receive posted (rule 32)
+    kShortGroup,   // test reports only the first size of a grouped receive (rule 31)
+    kSlowConnect,  // connect sleeps 20 ms (rule 22)
+  };
+  static constexpr ncclnet::KnobChoice kDefects[] = {{"none", kNoDefect},
+                                                     {"oversize", kOversize},
+                                                     {"short-group", kShortGroup},
+                                                     {"slow-connect", kSlowConnect}};
+
   struct Knobs {
     int devices = 0;
     bool failInit = false;
+    int defect = kNoDefect;
   };
   static constexpr ncclnet::Knob<Knobs> kKnobs[] = {
       ncclnet::intKnob("NCCLNET_TESTNET_DEVICES", &Knobs::devices, kPhysicalDevices, 0, 64,
                        "physical devices testnet reports"),
       ncclnet::flagKnob("NCCLNET_TESTNET_FAIL_INIT", &Knobs::failInit, false,
                         "1: init fails after reading the knobs, as without a device"),
+#ifdef TESTNET_DEFECTS
+      ncclnet::enumKnob("NCCLNET_TESTNET_DEFECT", &Knobs::defect, "none", kDefects,
+                        "the rule of the contract this build breaks"),
+#endif
   };
 
   static ncclResult_t create(const ncclnet::InitArgs& args, std::unique_ptr<TestNet>* out) {
@@ -170,6 +193,7 @@ class TestNet {
       return ncclSystemError;
     }
     net->physical_ = knobs.devices;
+    net->defect_ = static_cast<Defect>(knobs.defect);
     *out = std::move(net);
     return ncclSuccess;
   }
@@ -247,6 +271,7 @@ class TestNet {
                    static_cast<unsigned long long>(connector.listenId));
       return ncclRemoteError;
     }
+    if (defect_ == kSlowConnect) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     if (connector.calls++ == 0) return ncclSuccess;  // not yet: NCCL calls again
     auto comm = std::make_unique<SendComm>();
     comm->channel = std::make_shared<Channel>();
@@ -389,7 +414,9 @@ class TestNet {
     if (!*done) return ncclSuccess;
     ncclResult_t error = r.error;
     if (sizes != nullptr) {
-      for (int i = 0; i < r.n; i++) sizes[i] = r.sizes[i];
+      const int reported = defect_ == kShortGroup ? 1 : r.n;
+      for (int i = 0; i < reported; i++) sizes[i] = r.sizes[i];
+      if (defect_ == kOversize && !r.isSend) sizes[0] = 1 << 30;
     }
     if (r.isSend)
       channel.sendRequests.release(&r);
@@ -403,6 +430,7 @@ class TestNet {
   ncclnet::ParamTable params_;
   std::mutex mutex_;  // guards what follows
   int physical_ = kPhysicalDevices;
+  Defect defect_ = kNoDefect;
   uint64_t nextListenId_ = 0;
   std::vector<ncclNetVDeviceProps_v12_t> virtual_;
   std::deque<std::string> names_;                  // deque: names handed out stay where they are

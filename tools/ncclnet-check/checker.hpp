@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+// ncclnet-check: the interposer. It holds the wrapped plugin (loaded when
+// this library is loaded, since NCCL reads the table's name before it calls
+// init), forwards every call to it through the SDK's v12 view, and checks
+// each call on the way (ledger.hpp), times it, and traces it.
+//
+// One per process: the C ABI carries no context for devices() or
+// getProperties(), and NCCL matches the name before anything else.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "config.hpp"
+#include "ledger.hpp"
+#include "ncclnet/abi/net.h"
+#include "ncclnet/host/loader.hpp"
+#include "report.hpp"
+#include "trace.hpp"
+#include "watchdog.hpp"
+
+namespace ncclnet::check {
+
+// The name the tables carry when no plugin could be loaded.
+constexpr const char* kOwnName = "sdk-check";
+
+class Checker {
+ public:
+  static Checker& instance();
+
+  // At load time: reads NCCLNET_CHECK_PLUGIN and loads that plugin.
+  void load();
+  // The wrapped plugin's name (kOwnName when none), for the tables.
+  const char* name() const { return name_; }
+  // Whether the wrapped plugin provides `op` (false when none is loaded).
+  bool provides(host::Optional op) const;
+
+  // ---- the v12 calls ----
+  ncclResult_t init(void** ctx, uint64_t commId, ncclNetCommConfig_v12_t* config,
+                    ncclDebugLogger_t logFn, ncclProfilerCallback_t profFn);
+  // Tables v6..v10: NCCL calls init once per process and passes no context;
+  // the one context made here serves every later call.
+  ncclResult_t initOnce(ncclDebugLogger_t logFn, ncclProfilerCallback_t profFn);
+  void* processContext() const { return processCtx_.load(std::memory_order_acquire); }
+  ncclResult_t finalize(void* ctx);
+  ncclResult_t devices(int* ndev);
+  ncclResult_t getProperties(int dev, ncclNetProperties_v12_t* props);
+  ncclResult_t listen(void* ctx, int dev, void* handle, void** listenComm);
+  ncclResult_t connect(void* ctx, int dev, void* handle, void** sendComm,
+                       ncclNetDeviceHandle_v12_t** sendDevComm);
+  ncclResult_t accept(void* listenComm, void** recvComm, ncclNetDeviceHandle_v12_t** recvDevComm);
+  ncclResult_t regMr(void* comm, void* data, size_t size, int type, void** mhandle);
+  ncclResult_t regMrDmaBuf(void* comm, void* data, size_t size, int type, uint64_t offset, int fd,
+                           void** mhandle);
+  ncclResult_t deregMr(void* comm, void* mhandle);
+  ncclResult_t isend(void* sendComm, void* data, size_t size, int tag, void* mhandle, void* phandle,
+                     void** request);
+  ncclResult_t irecv(void* recvComm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
+                     void** phandles, void** request);
+  ncclResult_t iflush(void* recvComm, int n, void** data, int* sizes, void** mhandles,
+                      void** request);
+  ncclResult_t test(void* request, int* done, int* sizes);
+  ncclResult_t closeSend(void* sendComm);
+  ncclResult_t closeRecv(void* recvComm);
+  ncclResult_t closeListen(void* listenComm);
+  ncclResult_t getDeviceMr(void* comm, void* mhandle, void** dptr);
+  ncclResult_t irecvConsumed(void* recvComm, int n, void* request);
+  ncclResult_t makeVDevice(int* d, ncclNetVDeviceProps_v12_t* props);
+  ncclResult_t setNetAttr(void* ctx, ncclNetAttr_v12_t* attr);
+
+  // Violations reported so far (tests, and the line at finalize).
+  uint64_t violations() const { return reporter_.count(); }
+
+ private:
+  Checker() = default;
+  ~Checker();
+  // Once, at the first init: knobs, logger, ledger, trace, watchdog.
+  ncclResult_t start(ncclDebugLogger_t logFn);
+  host::NetView& net() { return inner_->net(); }
+  // The clock calls are timed with: coarse unless the bound is short.
+  Clock::time_point now() const { return preciseTiming_ ? Clock::now() : coarseNow(); }
+  // Reports a call that took longer than NCCLNET_CHECK_BLOCK_US; returns
+  // when it ended.
+  Clock::time_point timed(const CheckRule& rule, const char* call, Clock::time_point start,
+                          const CommState* comm);
+
+  char name_[256] = "sdk-check";
+  std::unique_ptr<host::LoadedPlugin> inner_;
+  std::string loadProblem_;  // why inner_ is empty
+
+  std::mutex startMutex_;
+  bool started_ = false;
+  ncclResult_t startResult_ = ncclSuccess;
+  std::atomic<void*> processCtx_{nullptr};
+
+  Config config_;
+  Clock::duration blockLimit_{};
+  bool preciseTiming_ = false;
+  Reporter reporter_;
+  std::unique_ptr<Ledger> ledger_;
+  Trace trace_;
+  std::unique_ptr<Watchdog> watchdog_;
+};
+
+}  // namespace ncclnet::check
