@@ -63,6 +63,7 @@ class IbNet {
     props->port = port->port;
     props->maxComms = port->hca->attr.max_qp;
     props->maxRecvs = kMaxRecvs;
+    props->maxP2pBytes = NCCL_MAX_NET_SIZE_BYTES;
     props->maxCollBytes = NCCL_MAX_COLLNET_SIZE;
     return ncclSuccess;
   }
