@@ -14,6 +14,8 @@
 // foreign TCP connections (stray.hpp).
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -120,6 +122,9 @@ class Endpoint {
   ncclResult_t startWatchdog();
   void stopWatchdog();
   void watchdog();
+  // Runs the watchdog's duties when a tick passed since they last ran.
+  // Requires mutex_ held.
+  void serviceIfDue(Clock::time_point now);
   void onProbe(const ProbeMessage& message, size_t length);
   // Whether `name` has the size and family the provider's address format
   // demands (sockaddr formats only; others are left to fi_av_insert).
@@ -143,8 +148,17 @@ class Endpoint {
   std::unique_ptr<ProbeInbox> inbox_;
   std::unique_ptr<StraySweeper> strays_;
   std::thread watchdog_;
-  std::condition_variable wake_;  // with mutex_: stop the watchdog
+  // The watchdog sleeps on its own mutex, never on mutex_: a thread woken
+  // while the application holds mutex_ in a tight test() loop would wait on
+  // it again and again, each time costing the application a wake-up call.
+  std::mutex stopMutex_;
+  std::condition_variable wake_;  // with stopMutex_: stop the watchdog
   bool stopping_ = false;
+  // The watchdog's duties (pings, the ping inbox) run at most once per tick,
+  // from whichever call into the endpoint comes first once one is due; the
+  // watchdog takes mutex_ itself only when no call did them for a tick.
+  Clock::duration tick_{};
+  std::atomic<Clock::rep> lastService_{0};  // Clock ticks since its epoch
   std::set<uint32_t> connIds_;
   uint32_t lastConnId_ = 0;
   uint64_t lastListenId_ = 0;
