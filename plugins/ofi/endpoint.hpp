@@ -8,10 +8,11 @@
 // the constructor/destructor, requires mutex() held: the provider was asked
 // for FI_THREAD_DOMAIN, so the plugin serializes its calls itself.
 //
-// A watchdog thread per endpoint takes the mutex a few times a second: it
-// drives progress when the application does not (so pings are answered),
-// pings the peers that comms wait on (remote.hpp), and shuts down idle
-// foreign TCP connections (stray.hpp).
+// A watchdog thread per endpoint makes sure that a few times a second the
+// peers that comms wait on are pinged (remote.hpp) and the ping inbox is
+// posted, by progress() when the application calls in, else by taking the
+// mutex and driving progress itself (so pings are answered); it also shuts
+// down idle foreign TCP connections (stray.hpp).
 #pragma once
 
 #include <atomic>
