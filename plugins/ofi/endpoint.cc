@@ -243,6 +243,7 @@ ncclResult_t Endpoint::progress() {
                  fiError(static_cast<int>(n)).c_str(), n);
     return resultFor(static_cast<int>(n));
   }
+  serviceIfDue(Clock::now());
   if (!retired_.empty()) {
     retired_.erase(std::remove_if(retired_.begin(), retired_.end(),
                                   [](const std::unique_ptr<Retirable>& object) {

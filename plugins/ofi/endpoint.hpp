@@ -8,12 +8,15 @@
 // the constructor/destructor, requires mutex() held: the provider was asked
 // for FI_THREAD_DOMAIN, so the plugin serializes its calls itself.
 //
-// A watchdog thread per endpoint takes the mutex a few times a second: it
-// drives progress when the application does not (so pings are answered),
-// pings the peers that comms wait on (remote.hpp), and shuts down idle
-// foreign TCP connections (stray.hpp).
+// A watchdog thread per endpoint makes sure that a few times a second the
+// peers that comms wait on are pinged (remote.hpp) and the ping inbox is
+// posted, by progress() when the application calls in, else by taking the
+// mutex and driving progress itself (so pings are answered); it also shuts
+// down idle foreign TCP connections (stray.hpp).
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -120,6 +123,9 @@ class Endpoint {
   ncclResult_t startWatchdog();
   void stopWatchdog();
   void watchdog();
+  // Runs the watchdog's duties when a tick passed since they last ran.
+  // Requires mutex_ held.
+  void serviceIfDue(Clock::time_point now);
   void onProbe(const ProbeMessage& message, size_t length);
   // Whether `name` has the size and family the provider's address format
   // demands (sockaddr formats only; others are left to fi_av_insert).
@@ -143,8 +149,17 @@ class Endpoint {
   std::unique_ptr<ProbeInbox> inbox_;
   std::unique_ptr<StraySweeper> strays_;
   std::thread watchdog_;
-  std::condition_variable wake_;  // with mutex_: stop the watchdog
+  // The watchdog sleeps on its own mutex, never on mutex_: a thread woken
+  // while the application holds mutex_ in a tight test() loop would wait on
+  // it again and again, each time costing the application a wake-up call.
+  std::mutex stopMutex_;
+  std::condition_variable wake_;  // with stopMutex_: stop the watchdog
   bool stopping_ = false;
+  // The watchdog's duties (pings, the ping inbox) run at most once per tick,
+  // from whichever call into the endpoint comes first once one is due; the
+  // watchdog takes mutex_ itself only when no call did them for a tick.
+  Clock::duration tick_{};
+  std::atomic<Clock::rep> lastService_{0};  // Clock ticks since its epoch
   std::set<uint32_t> connIds_;
   uint32_t lastConnId_ = 0;
   uint64_t lastListenId_ = 0;

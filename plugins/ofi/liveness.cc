@@ -10,6 +10,8 @@
 namespace ncclnet::ofinet {
 
 ncclResult_t Endpoint::startWatchdog() {
+  // Often enough that a ping goes out close to its interval.
+  tick_ = std::chrono::milliseconds(std::clamp(config_.probeIntervalMs / 5, 5, 100));
   inbox_ = std::make_unique<ProbeInbox>(this);
   ncclResult_t res = inbox_->post();
   if (res != ncclSuccess) return res;
@@ -22,31 +24,44 @@ ncclResult_t Endpoint::startWatchdog() {
 
 void Endpoint::stopWatchdog() {
   {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> lock(stopMutex_);
     stopping_ = true;
   }
   wake_.notify_all();
   if (watchdog_.joinable()) watchdog_.join();
 }
 
+void Endpoint::serviceIfDue(Clock::time_point now) {
+  if (inbox_ == nullptr) return;  // the watchdog has not started
+  if (now.time_since_epoch().count() - lastService_.load(std::memory_order_relaxed) <
+      tick_.count()) {
+    return;
+  }
+  lastService_.store(now.time_since_epoch().count(), std::memory_order_relaxed);
+  inbox_->post();
+  for (auto& entry : peers_) entry.second->watch(now);
+}
+
 void Endpoint::watchdog() {
-  // Often enough that a ping goes out close to its interval.
-  auto tick = std::chrono::milliseconds(std::clamp(config_.probeIntervalMs / 5, 5, 100));
   auto nextSweep = Clock::now();
-  std::unique_lock<std::mutex> lock(mutex_);
-  while (!wake_.wait_for(lock, tick, [this] { return stopping_; })) {
-    // Progress even when the application calls nothing: pings of our
-    // peers are answered, and the provider's connections are serviced.
-    progress();
-    inbox_->post();
+  std::unique_lock<std::mutex> stop(stopMutex_);
+  while (!wake_.wait_for(stop, tick_, [this] { return stopping_; })) {
+    stop.unlock();
     Clock::time_point now = Clock::now();
-    for (auto& entry : peers_) entry.second->watch(now);
+    // An application that calls in did the duties during the last tick
+    // (progress() runs them): mutex_ is left to it. Otherwise progress
+    // here, so pings of our peers are answered and the provider's
+    // connections serviced even when the application calls nothing.
+    if (now.time_since_epoch().count() - lastService_.load(std::memory_order_relaxed) >=
+        tick_.count()) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      progress();
+    }
     if (strays_ && now >= nextSweep) {
       nextSweep = now + std::chrono::seconds(1);
-      lock.unlock();  // the sweep reads /proc only: no provider call
-      strays_->sweep();
-      lock.lock();
+      strays_->sweep();  // reads /proc only: no provider call, no lock
     }
+    stop.lock();
   }
 }
 

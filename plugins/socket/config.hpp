@@ -19,6 +19,9 @@ struct Patience;
 constexpr int kMaxThreads = 16;
 constexpr int kMaxStreams = 64;
 constexpr int kAuto = -2;  // NCCL's spelling of "pick a default"
+// NCCL_SOCKET_INLINE when unset and comms have no helper thread: the
+// default stripe minimum (a smaller message would be one stripe anyway).
+constexpr size_t kInlineWithoutHelpers = 64 << 10;
 
 struct Config {
   std::string ifname;             // NCCL_SOCKET_IFNAME ("" = automatic choice)

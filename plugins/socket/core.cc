@@ -39,22 +39,51 @@ CommCore::~CommCore() {
 }
 
 void CommCore::queueControl(const void* bytes, size_t size) {
-  if (txHead_ == tx_.size()) {
-    tx_.clear();
-    txHead_ = 0;
-  }
+  if (size == 0) return;
   const auto* p = static_cast<const uint8_t*>(bytes);
+  if (!txRanges_.empty() && txRanges_.back().outside == nullptr) {
+    txRanges_.back().size += size;  // the last range ends where tx_ ends
+  } else {
+    txRanges_.push_back(TxRange{nullptr, tx_.size(), size});
+  }
   tx_.insert(tx_.end(), p, p + size);
   txQueuedTotal_ += size;
 }
 
+void CommCore::queueControlInPlace(const void* bytes, size_t size) {
+  if (size == 0) return;
+  txRanges_.push_back(TxRange{static_cast<const uint8_t*>(bytes), 0, size});
+  txQueuedTotal_ += size;
+}
+
 void CommCore::flushControl() {
-  while (txHead_ < tx_.size() && health_.ok()) {
+  // One sendmsg() takes headers and the inline payloads between them
+  // straight from where they are.
+  constexpr int kMaxRanges = 64;
+  iovec ranges[kMaxRanges];
+  while (!txRanges_.empty() && health_.ok()) {
+    int count = 0;
+    for (auto it = txRanges_.begin(); it != txRanges_.end() && count < kMaxRanges; ++it) {
+      const uint8_t* base = it->outside != nullptr ? it->outside : tx_.data() + it->offset;
+      size_t skip = count == 0 ? txFrontSent_ : 0;
+      ranges[count++] = iovec{const_cast<uint8_t*>(base + skip), it->size - skip};
+    }
     size_t moved = 0;
-    Io io = sendSome(control_.get(), tx_.data() + txHead_, tx_.size() - txHead_, &moved);
+    Io io = count == 1 ? sendSome(control_.get(), ranges[0].iov_base, ranges[0].iov_len, &moved)
+                       : sendSomeV(control_.get(), ranges, count, &moved);
     if (io == Io::Moved) {
-      txHead_ += moved;
       txSentTotal_ += moved;
+      while (moved > 0) {
+        size_t left = txRanges_.front().size - txFrontSent_;
+        if (moved < left) {
+          txFrontSent_ += moved;
+          break;
+        }
+        moved -= left;
+        txRanges_.pop_front();
+        txFrontSent_ = 0;
+      }
+      if (txRanges_.empty()) tx_.clear();
     } else if (io == Io::WouldBlock) {
       return;
     } else if (io == Io::Closed) {
@@ -86,6 +115,19 @@ void CommCore::fillControl() {
       health_.fail(ncclSystemError, "control socket: recv failed: %s", std::strerror(errno));
     }
   }
+}
+
+size_t CommCore::readControlInto(char* at, size_t size) {
+  if (rxHead_ != rxTail_ || !health_.ok()) return 0;
+  size_t moved = 0;
+  Io io = recvSome(control_.get(), at, size, &moved);
+  if (io == Io::Moved) return moved;
+  if (io == Io::Closed) {
+    health_.fail(ncclRemoteError, "control socket: connection closed by the peer");
+  } else if (io == Io::Failed) {
+    health_.fail(ncclSystemError, "control socket: recv failed: %s", std::strerror(errno));
+  }
+  return 0;
 }
 
 void CommCore::queueStripes(const Landing& landing, Pending* pending) {

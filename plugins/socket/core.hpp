@@ -5,6 +5,7 @@
 // when the comm has none.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -68,6 +69,11 @@ class CommCore {
 
   // Control plane; callers hold mutex().
   void queueControl(const void* bytes, size_t size);
+  // Queues `size` bytes that are not copied: they go out from `bytes`, which
+  // must stay valid until controlSent() reaches controlQueued() as it is
+  // after this call (a send's inline payload: NCCL keeps the buffer until
+  // test() reports the send done).
+  void queueControlInPlace(const void* bytes, size_t size);
   // Control bytes queued and handed to the kernel since the comm opened.
   uint64_t controlQueued() const { return txQueuedTotal_; }
   uint64_t controlSent() const { return txSentTotal_; }
@@ -75,6 +81,10 @@ class CommCore {
   // Appends what the control socket holds to the receive buffer; a closed
   // socket fails the comm.
   void fillControl();
+  // With the receive buffer empty: reads up to `size` control bytes straight
+  // into `at` (a large inline payload skips the copy out of the buffer).
+  // Returns the count read, 0 when the socket is empty or failed.
+  size_t readControlInto(char* at, size_t size);
   const uint8_t* rxData() const { return rx_.data() + rxHead_; }
   size_t rxSize() const { return rxTail_ - rxHead_; }
   void consume(size_t size) { rxHead_ += size; }
@@ -93,7 +103,7 @@ class CommCore {
   // Whether a request whose header is settled can finish without the
   // caller: helper threads move its stripes and no control bytes wait to
   // be sent.
-  bool progressesWithoutCaller() const { return !workers_.empty() && txHead_ == tx_.size(); }
+  bool progressesWithoutCaller() const { return !workers_.empty() && txRanges_.empty(); }
 
   // The helper threads this comm started: the agreed count, or half of it
   // when the process's helpers already filled its cores.
@@ -114,8 +124,18 @@ class CommCore {
     size_t size;
   };
   std::vector<Piece> pieces_;  // queueStripes' scratch
+  // Control bytes to send, in order: ranges of tx_ (copied: headers and
+  // clear-to-sends) and ranges outside it (inline payloads, in place). A
+  // range of tx_ is an offset, since tx_ may move as it grows; tx_ is
+  // emptied once every range has gone.
+  struct TxRange {
+    const uint8_t* outside;  // nullptr: the range lies in tx_ at `offset`
+    size_t offset;
+    size_t size;
+  };
   std::vector<uint8_t> tx_;
-  size_t txHead_ = 0;
+  std::deque<TxRange> txRanges_;
+  size_t txFrontSent_ = 0;  // bytes of txRanges_.front() already sent
   uint64_t txQueuedTotal_ = 0;
   uint64_t txSentTotal_ = 0;
   std::vector<uint8_t> rx_;

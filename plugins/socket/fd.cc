@@ -35,6 +35,17 @@ Io sendSome(int fd, const void* data, size_t size, size_t* moved) {
   return classify(n, moved, false);
 }
 
+Io sendSomeV(int fd, const iovec* ranges, int count, size_t* moved) {
+  msghdr message{};
+  message.msg_iov = const_cast<iovec*>(ranges);
+  message.msg_iovlen = static_cast<size_t>(count);
+  ssize_t n;
+  do {
+    n = ::sendmsg(fd, &message, MSG_DONTWAIT | MSG_NOSIGNAL);
+  } while (n < 0 && errno == EINTR);
+  return classify(n, moved, false);
+}
+
 Io recvSome(int fd, void* data, size_t size, size_t* moved) {
   ssize_t n;
   do {

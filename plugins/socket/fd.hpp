@@ -4,6 +4,7 @@
 #pragma once
 
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cstddef>
@@ -42,6 +43,8 @@ enum class Io { Moved, WouldBlock, Closed, Failed };
 // count (only for Io::Moved). EINTR is retried.
 Io sendSome(int fd, const void* data, size_t size, size_t* moved);
 Io recvSome(int fd, void* data, size_t size, size_t* moved);
+// sendmsg() of `count` ranges in order, as one call; the same outcomes.
+Io sendSomeV(int fd, const iovec* ranges, int count, size_t* moved);
 
 // A fresh non-blocking TCP socket of `family` with close-on-exec.
 Fd openStreamSocket(int family);

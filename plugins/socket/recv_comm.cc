@@ -9,6 +9,10 @@
 namespace ncclnet::socketnet {
 
 namespace {
+// From this many bytes of an inline payload still to come (with nothing
+// buffered), they are read into the receive buffer directly; below it, one
+// read into the control buffer may also bring the next messages.
+constexpr size_t kDirectInlineBytes = 16 << 10;
 constexpr const char* kRecvStages[3] = {"waiting for the header", "header to last byte received",
                                         "last byte to test()"};
 }  // namespace
@@ -184,6 +188,19 @@ void RecvComm::pump() {
     size_t available = core_->rxSize();
     size_t inlineLeft = inlineFor_ != nullptr ? inlineTo_.size - inlineDone_ : 0;
     bool wantsMore = inlineLeft > 0 ? available == 0 : available < kHeaderBytes;
+    if (wantsMore && inlineLeft >= kDirectInlineBytes) {
+      // The rest of a large inline payload goes straight into its buffer.
+      size_t run = 0;
+      char* at = inlineTo_.at(inlineDone_, &run);
+      size_t got = core_->readControlInto(at, std::min(inlineLeft, run));
+      if (got == 0) break;  // the socket is empty (or failed)
+      inlineDone_ += got;
+      if (inlineDone_ == inlineTo_.size) {
+        inlineFor_->remaining.finishOne();
+        inlineFor_ = nullptr;
+      }
+      continue;
+    }
     if (wantsMore) {
       core_->fillControl();
       if (core_->rxSize() == available) break;  // the socket is empty

@@ -191,9 +191,10 @@ void SendComm::sendHeader(SendRequest* r, size_t ahead, int slot, uint8_t flags)
   uint8_t bytes[kHeaderBytes];
   encodeHeader(h, bytes);
   core_->queueControl(bytes, sizeof(bytes));
-  // Inline payloads are copied into the control queue: the send is done once
-  // the queue has handed them to the kernel.
-  if (flags & kFlagInline) core_->queueControl(r->data, r->size);
+  // Inline payloads go out from NCCL's buffer, in the same sendmsg() as
+  // their header: the send is done once the queue has handed them to the
+  // kernel, and NCCL keeps the buffer until then.
+  if (flags & kFlagInline) core_->queueControlInPlace(r->data, r->size);
   r->controlEnd = core_->controlQueued();
 }
 

@@ -266,6 +266,29 @@ TEST(Config, IdlePatienceIsAutomaticUnlessSet) {
   EXPECT_EQ(autoIdleSpinUs(32), 1000);
 }
 
+// NCCL_SOCKET_INLINE: unset, 64 KiB when comms have no helper thread (the
+// caller moves every byte anyway) and 4 KiB with helpers; a value set in
+// the environment is kept either way.
+TEST(Config, InlineSizeFollowsTheHelperThreadsUnlessSet) {
+  auto inlineBytes = [](const char* value, const char* threads, int cores) {
+    if (value != nullptr) setenv("NCCL_SOCKET_INLINE", value, 1);
+    if (threads != nullptr) setenv("NCCL_SOCKET_NTHREADS", threads, 1);
+    ParamTable params(Logger(nullptr, "test"));
+    Config c;
+    EXPECT_EQ(Config::read(params, cores, &c), ncclSuccess);
+    unsetenv("NCCL_SOCKET_INLINE");
+    unsetenv("NCCL_SOCKET_NTHREADS");
+    return c.inlineBytes;
+  };
+  EXPECT_EQ(inlineBytes(nullptr, nullptr, 2), kInlineWithoutHelpers);
+  EXPECT_EQ(inlineBytes(nullptr, nullptr, 32), size_t{4096});
+  EXPECT_EQ(inlineBytes(nullptr, "0", 32), kInlineWithoutHelpers);
+  EXPECT_EQ(inlineBytes(nullptr, "2", 2), size_t{4096});
+  EXPECT_EQ(inlineBytes("4096", nullptr, 2), size_t{4096});
+  EXPECT_EQ(inlineBytes("0", nullptr, 2), size_t{0});
+  EXPECT_EQ(inlineBytes("131072", nullptr, 32), size_t{131072});
+}
+
 // Only counts nobody set may be halved for a crowded process: an operator's
 // NCCL_SOCKET_NTHREADS is kept even when it equals the automatic value.
 TEST(Config, OnlyAutomaticThreadCountsMayShrink) {
