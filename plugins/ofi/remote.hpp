@@ -6,8 +6,9 @@
 // drops its connection but leaves posted receives, and sends the socket
 // already took, waiting for ever; a partition gives no error at all. So while
 // a comm to a peer has operations in flight, the endpoint pings the peer: a
-// small tagged message that the peer's endpoint answers from its watchdog
-// thread, whatever its application is doing. A ping the provider cannot
+// small tagged message that the peer's endpoint answers from its next
+// progress call, or from its watchdog thread when the application calls
+// nothing for a tick: whatever its application is doing. A ping the provider cannot
 // deliver means the peer's process is gone (its kernel refuses the new
 // connection: milliseconds); a peer that answers nothing for the peer
 // timeout is unreachable. Either way the peer is declared gone once, and
@@ -91,7 +92,8 @@ class Remote final : public CompletionSink {
   // connection to it) is moving. One increment, no clock read.
   void progressed() { progress_++; }
 
-  // Called by the watchdog: pings the peer while a live comm of it waits,
+  // Called when the watchdog's duties are due: pings the peer while a live
+  // comm of it waits,
   // and declares it gone when it stays silent for the peer timeout.
   void watch(Clock::time_point now);
   void heard(Clock::time_point now) { lastHeard_ = now; }
