@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "scenario/registry.hpp"
 
 namespace conformance {
@@ -44,10 +46,9 @@ class ScenarioTest : public testing::Test {
     if (auto why = profile.exclusionFor(r.scenario)) {
       r.verdict = Verdict::Excluded;
       r.reason = "excluded by " + profile.path + ": " + *why;
-    } else if (version_ < scenario_->minVersion) {
+    } else if (auto unmet = unmetBeforeStart()) {
       r.verdict = Verdict::NotRun;
-      r.reason = "applies from ABI v" + std::to_string(scenario_->minVersion) +
-                 " on; this run is v" + std::to_string(version_);
+      r.reason = *unmet;
     } else if (const TestResult* earlier = peerDeathAlreadyWarned(*suite_->report, *scenario_)) {
       r.verdict = Verdict::NotRun;
       r.reason = "not repeated: " + earlier->test +
@@ -91,6 +92,14 @@ class ScenarioTest : public testing::Test {
   }
 
  private:
+  // The scenario's requirements, judged on what the probe learned: a
+  // scenario that cannot run here starts no process.
+  std::optional<std::string> unmetBeforeStart() const {
+    Capabilities caps = suite_->report->plugin.capabilities;
+    caps.version = version_;
+    return unmetRequirement(scenario_->needs, caps, 0, scenario_->ranks);
+  }
+
   Suite* suite_;
   const Scenario* scenario_;
   int version_;

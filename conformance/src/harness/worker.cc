@@ -70,6 +70,13 @@ std::pair<uint32_t, std::string> runRank(const Scenario& scenario, const WorkerS
       Ctx ctx(*plugin, peer, config.profile, scaledDeadline(config, scenario.fullName()),
               config.ncclNewest);
       ctx.setUnloader([&plugin] { plugin.reset(); });
+      // Judged before the rank started too, on what the probe saw; this
+      // rank's own table and host have the last word.
+      if (asksThePlugin(scenario.needs)) {
+        auto unmet =
+            unmetRequirement(scenario.needs, capabilitiesOf(ctx, scenario.needs), spec.rank, 1);
+        if (unmet) skip("%s", unmet->c_str());
+      }
       scenario.run(ctx);
       checkProfilerEvents();
       // Nobody tears down while another rank may still use the connection.
