@@ -55,12 +55,8 @@ class ScenarioTest : public testing::Test {
                  " already showed the peer's death going unnoticed (rule 50, a warning), and "
                  "every ABI table leads to the same transport";
     } else {
-      RunRequest request{r.scenario,
-                         version_,
-                         scenario_->ranks,
-                         scaledDeadline(*suite_->config, r.scenario),
-                         ruleLabel(scenario_->rule),
-                         isShould(scenario_->rule)};
+      RunRequest request{r.scenario, version_, scenario_->ranks,
+                         scaledDeadline(*suite_->config, r.scenario), scenario_->rule};
       Outcome outcome = suite_->coordinator->run(request);
       r.verdict = outcome.verdict;
       r.reason = outcome.reason;

@@ -47,9 +47,10 @@ void countProfilerEvents(Peer& peer) {
   if (t.updateAndStop) peer.count("profilerUpdateAndStop", t.updateAndStop);
 }
 
-// Runs the body and the final teardown; returns the verdict.
-std::pair<uint32_t, std::string> runRank(const Scenario& scenario, const WorkerSpec& spec,
-                                         const RunConfig& config, Peer& peer) {
+// Runs the body and the final teardown; returns how the rank ended (the
+// coordinator judges it with the other ranks' ends: harness/verdict.hpp).
+RankResult runRank(const Scenario& scenario, const WorkerSpec& spec, const RunConfig& config,
+                   Peer& peer) {
   std::string who = "rank " + std::to_string(spec.rank) + ": ";
   try {
     ncclnet::host::LoaderOptions options;
@@ -86,16 +87,16 @@ std::pair<uint32_t, std::string> runRank(const Scenario& scenario, const WorkerS
     peer.activity("unloading the plugin");
     plugin.reset();
     checkProfilerEvents();
-    return {kVerdictPass, ""};
+    return {RankEnd::Passed, scenario.rule, false, ""};
   } catch (const Violation& v) {
-    return {isShould(v.rule) ? kVerdictWarn : kVerdictFail,
-            ruleLabel(v.rule) + ": " + who + v.message};
+    return {RankEnd::BrokeRule, v.rule, false, ruleLabel(v.rule) + ": " + who + v.message};
   } catch (const Skip& s) {
-    return {kVerdictSkip, who + s.reason};
+    return {RankEnd::Skipped, scenario.rule, false, who + s.reason};
   } catch (const PeerLost& lost) {
-    return {kVerdictLost, ruleLabel(scenario.rule) + ": " + who + "stopped because " + lost.why};
+    return {RankEnd::LostPeer, scenario.rule, false,
+            ruleLabel(scenario.rule) + ": " + who + "stopped because " + lost.why};
   } catch (const std::exception& e) {
-    return {kVerdictFail,
+    return {RankEnd::BrokeRule, scenario.rule, /*alwaysFails=*/true,
             ruleLabel(scenario.rule) + ": " + who + "unexpected exception: " + e.what()};
   }
 }
@@ -154,15 +155,19 @@ int runWorker(const WorkerSpec& spec, const RunConfig& config) {
   auto channel = std::make_unique<Channel>(fd);
   channel->send(Msg::Hello, Writer().u64(spec.runId).u32(static_cast<uint32_t>(spec.rank)).data());
   Peer peer(std::move(channel), spec.rank, spec.ranks);
-  auto [kind, text] = runRank(*scenario, spec, config, peer);
+  RankResult result = runRank(*scenario, spec, config, peer);
   std::string warnings = recentPluginWarnings();
-  if ((kind == kVerdictFail || kind == kVerdictWarn) && !warnings.empty())
-    text += " [plugin log: " + warnings + "]";
+  if (result.end == RankEnd::BrokeRule && !warnings.empty())
+    result.text += " [plugin log: " + warnings + "]";
   countProfilerEvents(peer);
   peer.sendCounters();
-  peer.verdict(kind, text, firstFailureMs());
+  peer.verdict(result, firstFailureMs());
   crash::disarm();  // what follows is the process's own orderly end
-  return kind == kVerdictSkip ? kExitSkip : (kind == kVerdictPass || kind == kVerdictWarn ? 0 : 1);
+  switch (result.end) {
+    case RankEnd::Passed: return 0;
+    case RankEnd::Skipped: return kExitSkip;
+    default: return 1;
+  }
 }
 
 }  // namespace conformance
