@@ -163,11 +163,11 @@ int runWorker(const WorkerSpec& spec, const RunConfig& config) {
   peer.sendCounters();
   peer.verdict(result, firstFailureMs());
   crash::disarm();  // what follows is the process's own orderly end
-  switch (result.end) {
-    case RankEnd::Passed: return 0;
-    case RankEnd::Skipped: return kExitSkip;
-    default: return 1;
-  }
+  // The exit status says the same as the verdict of this rank alone.
+  std::string reason;
+  Verdict alone = judge({result}, &reason);
+  if (alone == Verdict::NotRun) return kExitSkip;
+  return alone == Verdict::Pass || alone == Verdict::Warn ? 0 : 1;
 }
 
 }  // namespace conformance

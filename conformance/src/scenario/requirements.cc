@@ -11,7 +11,8 @@ namespace conformance {
 
 namespace {
 
-// The GPU rank `rank` uses that cannot export DMA-BUF handles, or -1.
+// The first GPU that ranks [firstRank, firstRank + ranks) use and that
+// cannot export DMA-BUF handles, or -1.
 int firstGpuWithoutDmaBuf(const GpuFacts& gpus, int firstRank, int ranks) {
   int count = static_cast<int>(gpus.exportsDmaBuf.size());
   for (int r = firstRank; r < firstRank + ranks && count > 0; r++) {
