@@ -21,7 +21,9 @@ namespace conformance {
 // They are C++20, taken by GCC and clang in C++17 as an extension without a
 // warning unless -Wpedantic is on (it is not; the reference transport's
 // RoundOptions is written the same way). The fields must come in the order
-// they are declared here; one left out keeps its default.
+// they are declared here; one left out keeps its default (every field has
+// an initializer of its own: GCC 12's -Wmissing-field-initializers warns
+// about a field left out that has none).
 struct Scenario {
   const char* area = "";                 // gtest suite: Load, Properties, Init, Connect, ...
   const char* name = "";                 // gtest name: the behaviour, in CamelCase
