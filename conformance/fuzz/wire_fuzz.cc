@@ -45,7 +45,7 @@ void decode(const Frame& frame) {
     }
     case Msg::GatherFailed: field(reader, frame.body); break;
     case Msg::Verdict:
-      reader.u32();
+      reader.u32(), reader.u32(), reader.u32();
       field(reader, frame.body);
       reader.u64();
       break;

@@ -72,8 +72,8 @@ constexpr double kJoinTimeoutSec = 300;
 void listCatalogue() {
   std::printf("| scenario | rule | ranks | ABI | checks |\n|---|---|---|---|---|\n");
   for (const Scenario& s : catalogue()) {
-    std::printf("| `%s` | %s | %d | v%d+ | %s |\n", s.fullName().c_str(), ruleLabel(s.rule).c_str(),
-                s.ranks, s.minVersion, s.summary);
+    std::printf("| `%s` | %s | %d | %s | %s |\n", s.fullName().c_str(), ruleLabel(s.rule).c_str(),
+                s.ranks, abiRangeText(s.needs).c_str(), s.summary);
   }
 }
 

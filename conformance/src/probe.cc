@@ -64,6 +64,8 @@ int probeChild(int fd, const std::string& plugin, const std::optional<std::strin
   options.logger = ncclnet::Logger(pluginLogger(), "ncclnet-conformance");
   ncclnet::host::Loader loader(options);
   std::unique_ptr<ncclnet::host::LoadedPlugin> loaded;
+  crash::setActivity("opening the CUDA driver, if there is one");
+  GpuFacts gpus = GpuFacts::ofThisProcess();
   crash::setActivity(
       "loading the plugin (dlopen, then NCCL's checks: init, devices, "
       "getProperties(0), finalize)");
@@ -79,18 +81,31 @@ int probeChild(int fd, const std::string& plugin, const std::optional<std::strin
     void* ctx = nullptr;
     ncclNetCommConfig_v12_t config{NCCL_NET_TRAFFIC_CLASS_UNDEF};
     int ndev = 0;
+    Capabilities caps;
+    caps.version = loaded->version();
+    caps.regMrDmaBuf = loaded->net().provides(ncclnet::host::Optional::RegMrDmaBuf);
     crash::setActivity("init, devices and getProperties of every device (the probe)");
     if (loaded->net().init(&ctx, 1, &config, pluginLogger(), ncclnet::host::profilerCallback()) ==
             ncclSuccess &&
         loaded->net().devices(&ndev) == ncclSuccess) {
       for (int d = 0; d < ndev; d++) {
         ncclNetProperties_v12_t p{};
-        if (loaded->net().getProperties(d, &p) == ncclSuccess) writeProps(devices, d, p);
+        if (loaded->net().getProperties(d, &p) != ncclSuccess) continue;
+        writeProps(devices, d, p);
+        if (d != 0) continue;
+        caps.ptrSupport = p.ptrSupport;
+        caps.maxRecvs = p.maxRecvs;
+        caps.netDeviceType = static_cast<int>(p.netDeviceType);
       }
       loaded->net().finalize(ctx);
     }
     devices.endArray();
     out.str(devices.str());
+    out.u32(static_cast<uint32_t>(caps.ptrSupport)).u32(static_cast<uint32_t>(caps.maxRecvs));
+    out.u32(static_cast<uint32_t>(caps.netDeviceType)).u32(caps.regMrDmaBuf);
+    out.u32(gpus.available).str(gpus.whyNot).u32(static_cast<uint32_t>(gpus.driverVersion));
+    out.u32(static_cast<uint32_t>(gpus.exportsDmaBuf.size()));
+    for (bool exports : gpus.exportsDmaBuf) out.u32(exports);
   } else {
     // Name every attempt: which file, and why it was passed over.
     std::string why;
@@ -201,6 +216,18 @@ PluginInfo probePlugin(const std::string& plugin, const std::optional<std::strin
   uint32_t n = in.u32();
   for (uint32_t i = 0; i < n && in.ok(); i++) info.exported.push_back(static_cast<int>(in.u32()));
   info.devicesJson = in.str();
+  Capabilities& caps = info.capabilities;
+  caps.version = info.selectedVersion;
+  caps.ptrSupport = static_cast<int>(in.u32());
+  caps.maxRecvs = static_cast<int>(in.u32());
+  caps.netDeviceType = static_cast<int>(in.u32());
+  caps.regMrDmaBuf = in.u32() != 0;
+  caps.gpus.available = in.u32() != 0;
+  caps.gpus.whyNot = in.str();
+  caps.gpus.driverVersion = static_cast<int>(in.u32());
+  uint32_t gpuCount = in.u32();
+  for (uint32_t i = 0; i < gpuCount && in.ok(); i++)
+    caps.gpus.exportsDmaBuf.push_back(in.u32() != 0);
   if (!in.ok()) {
     info.loaded = false;
     info.error = "the plugin probe returned a truncated answer";

@@ -4,11 +4,12 @@
 // that crashes while loading is reported instead of ending the run.
 #pragma once
 
-#include "ncclnet/host/loader.hpp"
-
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "ncclnet/host/loader.hpp"
+#include "scenario/requirements.hpp"
 
 namespace conformance {
 
@@ -21,6 +22,11 @@ struct PluginInfo {
   std::vector<int> exported;  // newest first
   std::string devicesJson;    // array of property objects, at selectedVersion
   std::string loadOutcome;
+  // What scenarios' requirements are judged on before their ranks start:
+  // device 0 through the selected table, and the host's GPUs, learned with
+  // the CUDA driver opened before the plugin, as a rank that uses GPU
+  // memory opens it.
+  Capabilities capabilities;
   // It loaded and NCCL's checks ran, but devices() reported no device: NCCL
   // passes such a plugin over and uses its internal transports.
   bool noDevices = false;

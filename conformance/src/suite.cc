@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "scenario/registry.hpp"
 
 namespace conformance {
@@ -44,22 +46,17 @@ class ScenarioTest : public testing::Test {
     if (auto why = profile.exclusionFor(r.scenario)) {
       r.verdict = Verdict::Excluded;
       r.reason = "excluded by " + profile.path + ": " + *why;
-    } else if (version_ < scenario_->minVersion) {
+    } else if (auto unmet = unmetBeforeStart()) {
       r.verdict = Verdict::NotRun;
-      r.reason = "applies from ABI v" + std::to_string(scenario_->minVersion) +
-                 " on; this run is v" + std::to_string(version_);
+      r.reason = *unmet;
     } else if (const TestResult* earlier = peerDeathAlreadyWarned(*suite_->report, *scenario_)) {
       r.verdict = Verdict::NotRun;
       r.reason = "not repeated: " + earlier->test +
                  " already showed the peer's death going unnoticed (rule 50, a warning), and "
                  "every ABI table leads to the same transport";
     } else {
-      RunRequest request{r.scenario,
-                         version_,
-                         scenario_->ranks,
-                         scaledDeadline(*suite_->config, r.scenario),
-                         ruleLabel(scenario_->rule),
-                         isShould(scenario_->rule)};
+      RunRequest request{r.scenario, version_, scenario_->ranks,
+                         scaledDeadline(*suite_->config, r.scenario), scenario_->rule};
       Outcome outcome = suite_->coordinator->run(request);
       r.verdict = outcome.verdict;
       r.reason = outcome.reason;
@@ -91,6 +88,14 @@ class ScenarioTest : public testing::Test {
   }
 
  private:
+  // The scenario's requirements, judged on what the probe learned: a
+  // scenario that cannot run here starts no process.
+  std::optional<std::string> unmetBeforeStart() const {
+    Capabilities caps = suite_->report->plugin.capabilities;
+    caps.version = version_;
+    return unmetRequirement(scenario_->needs, caps, 0, scenario_->ranks);
+  }
+
   Suite* suite_;
   const Scenario* scenario_;
   int version_;

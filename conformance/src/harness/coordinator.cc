@@ -30,17 +30,6 @@ std::string seconds(double s) {
 }
 }  // namespace
 
-const char* verdictName(Verdict v) {
-  switch (v) {
-    case Verdict::Pass: return "pass";
-    case Verdict::Warn: return "warn";
-    case Verdict::Fail: return "fail";
-    case Verdict::NotRun: return "notrun";
-    case Verdict::Excluded: return "excluded";
-  }
-  return "?";
-}
-
 struct Coordinator::Rank {
   int host = 0;  // world rank whose node runs it
   pid_t pid = -1;
@@ -50,11 +39,10 @@ struct Coordinator::Rank {
   int status = 0;
   bool hasVerdict = false;
   double verdictAt = 0;  // ms since the epoch: the first rank to fail is usually the cause
-  uint32_t kind = kVerdictPass;
-  std::string text;
+  RankResult result;     // what it reported, when hasVerdict
   bool expectExit = false;
   std::string activity = "starting (loading the plugin, joining the control channel)";
-  std::string crash;  // what its crash reporter said before it died
+  std::string crash;               // what its crash reporter said before it died
   bool crashInShouldStep = false;  // ... in the step a SHOULD scenario exercises
   double activitySince = 0;
   bool gathering = false;
@@ -290,8 +278,10 @@ void Coordinator::handleFrame(Run& run, int rank, const Frame& frame) {
       // Past the deadline a rank was interrupted for its stack: what it
       // concludes after that is an artefact of the interruption.
       if (run.expired) break;
-      r.kind = reader.u32();
-      r.text = reader.str();
+      r.result.end = static_cast<RankEnd>(reader.u32());
+      r.result.rule = static_cast<Rule>(reader.u32());
+      r.result.alwaysFails = reader.u32() != 0;
+      r.result.text = reader.str();
       r.verdictAt = static_cast<double>(reader.u64());  // when the rank saw it fail
       r.hasVerdict = reader.ok();
       if (r.verdictAt == 0) r.verdictAt = 1e299;  // no failure of its own
@@ -370,9 +360,9 @@ void Coordinator::progressGathers(Run& run) {
     const Rank& r = run.ranks[i];
     if (!r.eof || r.expectExit) continue;
     std::string why = "rank " + std::to_string(i) + " is gone";
-    if (r.hasVerdict && (r.kind == kVerdictFail || r.kind == kVerdictWarn))
-      why = "rank " + std::to_string(i) + " failed: " + r.text;
-    else if (r.hasVerdict && r.kind == kVerdictSkip)
+    if (r.hasVerdict && r.result.end == RankEnd::BrokeRule)
+      why = "rank " + std::to_string(i) + " failed: " + r.result.text;
+    else if (r.hasVerdict && r.result.end == RankEnd::Skipped)
       why = "rank " + std::to_string(i) + " skipped";
     else if (r.exited)
       why += " (it " + describeWaitStatus(r.status) + " while " + r.activity + ")";
@@ -456,9 +446,6 @@ Outcome Coordinator::conclude(Run& run, const RunRequest& request, bool expired)
   out.seconds = nowSeconds() - run.start;
   out.notes = run.notes;
   out.counters = run.counters;
-  std::vector<std::string> failures, warnings, lost, skips;
-  // A crash or an expired deadline breaks the scenario's own rule.
-  std::vector<std::string>& ownRule = request.should ? warnings : failures;
   std::vector<size_t> order(run.ranks.size());
   for (size_t i = 0; i < order.size(); i++) order[i] = i;
   // Earliest verdict first: later failures are mostly the peers of a rank
@@ -470,61 +457,41 @@ Outcome Coordinator::conclude(Run& run, const RunRequest& request, bool expired)
   };
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return when(run.ranks[a]) < when(run.ranks[b]); });
+  // A crash or an expired deadline breaks the scenario's own rule.
+  const std::string label = ruleLabel(request.rule);
+  auto ownRule = [&](const std::string& text, bool alwaysFails = false) {
+    return RankResult{RankEnd::BrokeRule, request.rule, alwaysFails, label + ": " + text};
+  };
+  std::vector<RankResult> results;
   for (size_t i : order) {
     const Rank& r = run.ranks[i];
     std::string who = "rank " + std::to_string(i);
     if (r.hasVerdict) {
-      if (r.kind == kVerdictFail)
-        failures.push_back(r.text);
-      else if (r.kind == kVerdictWarn)
-        warnings.push_back(r.text);
-      else if (r.kind == kVerdictLost)
-        lost.push_back(r.text);
-      else if (r.kind == kVerdictSkip)
-        skips.push_back(r.text);
+      results.push_back(r.result);
       continue;
     }
     if (r.expectExit || expired) continue;
     std::string how = r.exited ? describeWaitStatus(r.status) : "vanished";
-    if (!r.crash.empty() && request.should && !r.crashInShouldStep) {
+    if (!r.crash.empty() && isShould(request.rule) && !r.crashInShouldStep) {
       // A SHOULD scenario's setup (connect, regMr, a transfer) is NCCL's
       // ordinary path: a crash there breaks NCCL.
-      failures.push_back(request.ruleLabel + ": " + who + " " + how +
-                         " without a verdict, outside the step this SHOULD scenario exercises "
-                         "(so it counts as a MUST failure): " + r.crash);
+      results.push_back(ownRule(who + " " + how +
+                                    " without a verdict, outside the step this SHOULD scenario "
+                                    "exercises (so it counts as a MUST failure): " +
+                                    r.crash,
+                                /*alwaysFails=*/true));
     } else if (!r.crash.empty()) {
-      ownRule.push_back(request.ruleLabel + ": " + who + " " + how + " without a verdict: " +
-                        r.crash);
+      results.push_back(ownRule(who + " " + how + " without a verdict: " + r.crash));
     } else {
-      ownRule.push_back(request.ruleLabel + ": " + who + " " + how + " without a verdict, while " +
-                        r.activity);
+      results.push_back(ownRule(who + " " + how + " without a verdict, while " + r.activity));
     }
   }
   if (expired) {
     // After what the ranks found themselves: a rank's own message is sharper.
-    ownRule.push_back(request.ruleLabel + ": the deadline of " + seconds(request.deadlineSec) +
-                      " expired; pending: " + pendingReport(run));
+    results.push_back(ownRule("the deadline of " + seconds(request.deadlineSec) +
+                              " expired; pending: " + pendingReport(run)));
   }
-  auto join = [](const std::vector<std::string>& parts) {
-    std::string s;
-    for (const std::string& p : parts) s += (s.empty() ? "" : " | ") + p;
-    return s;
-  };
-  // A rank's own finding outranks a skip, and a skip outranks the ranks
-  // that merely lost the peer that skipped (or that warned and left).
-  if (!failures.empty()) {
-    out.verdict = Verdict::Fail;
-    out.reason = join(failures);
-  } else if (!warnings.empty()) {
-    out.verdict = Verdict::Warn;
-    out.reason = join(warnings);
-  } else if (!skips.empty()) {
-    out.verdict = Verdict::NotRun;
-    out.reason = skips.front();
-  } else if (!lost.empty()) {
-    out.verdict = Verdict::Fail;
-    out.reason = join(lost);
-  }
+  out.verdict = judge(results, &out.reason);
   return out;
 }
 

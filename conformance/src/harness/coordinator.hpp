@@ -14,22 +14,18 @@
 #include <vector>
 
 #include "harness/launch.hpp"
+#include "harness/verdict.hpp"
 #include "harness/wire.hpp"
+#include "scenario/rules.hpp"
 
 namespace conformance {
-
-// Warn: only SHOULD rules were broken (docs/contract.md); a pass unless
-// --strict.
-enum class Verdict { Pass, Warn, Fail, NotRun, Excluded };
-const char* verdictName(Verdict v);
 
 struct RunRequest {
   std::string scenario;
   int version = 0;
   int ranks = 2;
   double deadlineSec = 20;
-  std::string ruleLabel;  // names crashes and expired deadlines
-  bool should = false;    // that rule is a SHOULD: a crash or a hang only warns
+  Rule rule = Rule::ProfileExpectation;  // the scenario's: crashes and expired deadlines break it
 };
 
 struct Outcome {

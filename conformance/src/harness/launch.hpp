@@ -25,14 +25,6 @@ struct WorkerSpec {
 // Runs in the child; its return value is the exit code.
 using WorkerEntry = std::function<int(const WorkerSpec&)>;
 
-// Verdict kinds a worker reports.
-enum VerdictKind : uint32_t {
-  kVerdictPass = 0,
-  kVerdictFail = 1,  // the rank saw a rule broken
-  kVerdictSkip = 2,  // a capability is absent
-  kVerdictLost = 3,  // the rank gave up because another rank failed or hung
-  kVerdictWarn = 4,  // the rank saw only a SHOULD rule broken
-};
 // A worker that skipped exits with this code (fabtests' convention: a
 // reserved code, so that a skip is never mistaken for a pass).
 constexpr int kExitSkip = 77;

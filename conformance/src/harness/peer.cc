@@ -74,8 +74,14 @@ void Peer::expectExit() {
   channel_->send(Msg::ExpectExit);
 }
 
-void Peer::verdict(uint32_t kind, const std::string& text, uint64_t failedAtMs) {
-  channel_->send(Msg::Verdict, Writer().u32(kind).str(text).u64(failedAtMs).data());
+void Peer::verdict(const RankResult& result, uint64_t failedAtMs) {
+  channel_->send(Msg::Verdict, Writer()
+                                   .u32(static_cast<uint32_t>(result.end))
+                                   .u32(static_cast<uint32_t>(ruleNumber(result.rule)))
+                                   .u32(result.alwaysFails)
+                                   .str(result.text)
+                                   .u64(failedAtMs)
+                                   .data());
 }
 
 std::vector<std::string> Peer::allgather(const std::string& label, const std::string& mine,

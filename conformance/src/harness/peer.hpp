@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "harness/verdict.hpp"
 #include "harness/wire.hpp"
 
 namespace conformance {
@@ -48,7 +49,7 @@ class Peer {
   void count(const std::string& name, uint64_t n);
   void sendCounters();
   void expectExit();
-  void verdict(uint32_t kind, const std::string& text, uint64_t failedAtMs);
+  void verdict(const RankResult& result, uint64_t failedAtMs);
 
  private:
   void reportLoop();

@@ -16,7 +16,7 @@ enum class Msg : uint32_t {
   Hello = 1,   // run id, rank
   Gather,      // sequence, timeout ms, label, payload
   Activity,    // what the rank is doing now
-  Verdict,     // kind, text
+  Verdict,     // how the rank ended (RankEnd), rule, alwaysFails, text, failedAtMs
   Note,        // a remark that goes into the report
   ExpectExit,  // this rank is about to die on purpose
   // coordinator -> worker

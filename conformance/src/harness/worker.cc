@@ -47,9 +47,10 @@ void countProfilerEvents(Peer& peer) {
   if (t.updateAndStop) peer.count("profilerUpdateAndStop", t.updateAndStop);
 }
 
-// Runs the body and the final teardown; returns the verdict.
-std::pair<uint32_t, std::string> runRank(const Scenario& scenario, const WorkerSpec& spec,
-                                         const RunConfig& config, Peer& peer) {
+// Runs the body and the final teardown; returns how the rank ended (the
+// coordinator judges it with the other ranks' ends: harness/verdict.hpp).
+RankResult runRank(const Scenario& scenario, const WorkerSpec& spec, const RunConfig& config,
+                   Peer& peer) {
   std::string who = "rank " + std::to_string(spec.rank) + ": ";
   try {
     ncclnet::host::LoaderOptions options;
@@ -70,6 +71,13 @@ std::pair<uint32_t, std::string> runRank(const Scenario& scenario, const WorkerS
       Ctx ctx(*plugin, peer, config.profile, scaledDeadline(config, scenario.fullName()),
               config.ncclNewest);
       ctx.setUnloader([&plugin] { plugin.reset(); });
+      // Judged before the rank started too, on what the probe saw; this
+      // rank's own table and host have the last word.
+      if (asksThePlugin(scenario.needs)) {
+        auto unmet =
+            unmetRequirement(scenario.needs, capabilitiesOf(ctx, scenario.needs), spec.rank, 1);
+        if (unmet) skip("%s", unmet->c_str());
+      }
       scenario.run(ctx);
       checkProfilerEvents();
       // Nobody tears down while another rank may still use the connection.
@@ -79,16 +87,16 @@ std::pair<uint32_t, std::string> runRank(const Scenario& scenario, const WorkerS
     peer.activity("unloading the plugin");
     plugin.reset();
     checkProfilerEvents();
-    return {kVerdictPass, ""};
+    return {RankEnd::Passed, scenario.rule, false, ""};
   } catch (const Violation& v) {
-    return {isShould(v.rule) ? kVerdictWarn : kVerdictFail,
-            ruleLabel(v.rule) + ": " + who + v.message};
+    return {RankEnd::BrokeRule, v.rule, false, ruleLabel(v.rule) + ": " + who + v.message};
   } catch (const Skip& s) {
-    return {kVerdictSkip, who + s.reason};
+    return {RankEnd::Skipped, scenario.rule, false, who + s.reason};
   } catch (const PeerLost& lost) {
-    return {kVerdictLost, ruleLabel(scenario.rule) + ": " + who + "stopped because " + lost.why};
+    return {RankEnd::LostPeer, scenario.rule, false,
+            ruleLabel(scenario.rule) + ": " + who + "stopped because " + lost.why};
   } catch (const std::exception& e) {
-    return {kVerdictFail,
+    return {RankEnd::BrokeRule, scenario.rule, /*alwaysFails=*/true,
             ruleLabel(scenario.rule) + ": " + who + "unexpected exception: " + e.what()};
   }
 }
@@ -147,15 +155,19 @@ int runWorker(const WorkerSpec& spec, const RunConfig& config) {
   auto channel = std::make_unique<Channel>(fd);
   channel->send(Msg::Hello, Writer().u64(spec.runId).u32(static_cast<uint32_t>(spec.rank)).data());
   Peer peer(std::move(channel), spec.rank, spec.ranks);
-  auto [kind, text] = runRank(*scenario, spec, config, peer);
+  RankResult result = runRank(*scenario, spec, config, peer);
   std::string warnings = recentPluginWarnings();
-  if ((kind == kVerdictFail || kind == kVerdictWarn) && !warnings.empty())
-    text += " [plugin log: " + warnings + "]";
+  if (result.end == RankEnd::BrokeRule && !warnings.empty())
+    result.text += " [plugin log: " + warnings + "]";
   countProfilerEvents(peer);
   peer.sendCounters();
-  peer.verdict(kind, text, firstFailureMs());
+  peer.verdict(result, firstFailureMs());
   crash::disarm();  // what follows is the process's own orderly end
-  return kind == kVerdictSkip ? kExitSkip : (kind == kVerdictPass || kind == kVerdictWarn ? 0 : 1);
+  // The exit status says the same as the verdict of this rank alone.
+  std::string reason;
+  Verdict alone = judge({result}, &reason);
+  if (alone == Verdict::NotRun) return kExitSkip;
+  return alone == Verdict::Pass || alone == Verdict::Warn ? 0 : 1;
 }
 
 }  // namespace conformance

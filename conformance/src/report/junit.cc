@@ -72,11 +72,6 @@ std::pair<std::string, std::string> splitTest(const std::string& test) {
   return {test.substr(0, dot), test.substr(dot + 1)};
 }
 
-bool countsAsFailure(const TestResult& r, bool strict) {
-  return r.verdict == Verdict::Fail ||
-         (strict && (r.verdict == Verdict::Warn || r.verdict == Verdict::NotRun));
-}
-
 void writeCase(std::ostream& out, const TestResult& r, bool strict) {
   auto [suite, name] = splitTest(r.test);
   out << "    <testcase name=\"" << escape(name) << "\" classname=\"" << escape(suite)
@@ -91,7 +86,7 @@ void writeCase(std::ostream& out, const TestResult& r, bool strict) {
   if (!r.reason.empty()) property("reason", r.reason);
   out << "      </properties>\n";
   std::string body = r.reason + (r.rerun.empty() ? "" : "\nrerun: " + r.rerun);
-  if (countsAsFailure(r, strict)) {
+  if (countsAsFailure(r.verdict, strict)) {
     std::string type =
         r.verdict == Verdict::Fail ? "fail" : std::string(verdictName(r.verdict)) + " (--strict)";
     out << "      <failure message=\"" << escape(r.reason) << "\" type=\"" << escape(type) << "\">"
@@ -115,8 +110,8 @@ bool writeJunit(const Report& report, const std::string& path, std::string* erro
   std::ostringstream out;
   int failures = 0, skipped = 0;
   for (const TestResult& r : report.results) {
-    failures += countsAsFailure(r, report.strict);
-    skipped += !countsAsFailure(r, report.strict) &&
+    failures += countsAsFailure(r.verdict, report.strict);
+    skipped += !countsAsFailure(r.verdict, report.strict) &&
                (r.verdict == Verdict::NotRun || r.verdict == Verdict::Excluded);
   }
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
@@ -127,8 +122,8 @@ bool writeJunit(const Report& report, const std::string& path, std::string* erro
     int f = 0, s = 0;
     double time = 0;
     for (const TestResult* r : cases) {
-      f += countsAsFailure(*r, report.strict);
-      s += !countsAsFailure(*r, report.strict) &&
+      f += countsAsFailure(r->verdict, report.strict);
+      s += !countsAsFailure(r->verdict, report.strict) &&
            (r->verdict == Verdict::NotRun || r->verdict == Verdict::Excluded);
       time += r->seconds;
     }

@@ -7,17 +7,33 @@
 #include <vector>
 
 #include "scenario/ctx.hpp"
+#include "scenario/requirements.hpp"
 
 namespace conformance {
 
+// Declared with designated initializers, field by field:
+//
+//   out.push_back({.area = "Grouped", .name = "PerBufferSizes",
+//                  .rule = Rule::GroupedCompletion, .ranks = 2,
+//                  .needs = {.groupedReceives = true}, .run = perBufferSizes,
+//                  .summary = "..."});
+//
+// They are C++20, taken by GCC and clang in C++17 as an extension without a
+// warning unless -Wpedantic is on (it is not; the reference transport's
+// RoundOptions is written the same way). The fields must come in the order
+// they are declared here; one left out keeps its default (every field has
+// an initializer of its own: GCC 12's -Wmissing-field-initializers warns
+// about a field left out that has none).
 struct Scenario {
-  const char* area;  // gtest suite: Load, Properties, Init, Connect, ...
-  const char* name;  // gtest name: the behaviour, in CamelCase
-  Rule rule;         // the rule it checks (crashes and deadlines name it)
-  int ranks;         // processes it needs
-  int minVersion;    // oldest ABI version it applies to
-  void (*run)(Ctx&);
-  const char* summary;  // one line, for --list and the docs
+  const char* area = "";                 // gtest suite: Load, Properties, Init, Connect, ...
+  const char* name = "";                 // gtest name: the behaviour, in CamelCase
+  Rule rule = Rule::ProfileExpectation;  // the rule it checks (crashes and deadlines name it)
+  int ranks = 2;                         // processes it needs
+  // Judged before its ranks start: an unmet one makes the test NotRun.
+  // (Not `requires`, a keyword from C++20 on.)
+  Requirements needs = {};
+  void (*run)(Ctx&) = nullptr;
+  const char* summary = "";  // one line, for --list and the docs
   // Each rank runs in a process image of its own (fork, then exec), not a
   // fork of the coordinator, which keeps the plugin's dependencies loaded.
   bool freshProcess = false;

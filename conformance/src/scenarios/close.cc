@@ -40,13 +40,13 @@ void inFlight(Ctx& c) {
     for (int i = 0; i < 4; i++) {
       void* mh = c.reg(a, bufs[i].data(), kSize);
       mrs.emplace_back(a, mh);
-      if (!sendsRefused &&
-          c.isendOnce(a, bufs[i].data(), kSize, 0, mh, format("never received #%d", i)) ==
-              nullptr) {
+      if (!sendsRefused && c.isendOnce(a, bufs[i].data(), kSize, 0, mh,
+                                       format("never received #%d", i)) == nullptr) {
         sendsRefused = true;
-        c.note(format("isend #%d with no receive posted returned NULL: the sends are not in "
-                      "flight, only the receives",
-                      i));
+        c.note(
+            format("isend #%d with no receive posted returned NULL: the sends are not in "
+                   "flight, only the receives",
+                   i));
       }
       mh = c.reg(b, bufs[4 + i].data(), kSize);
       mrs.emplace_back(b, mh);
@@ -113,13 +113,26 @@ void cycles(Ctx& c) {
 }  // namespace
 
 void addCloseScenarios(std::vector<Scenario>& out) {
-  out.push_back({"Close", "EitherSideFirst", Rule::DeregMrReleases, 2, 6, ordering,
-                 "closeSend before closeRecv and the reverse, after deregistration"});
+  out.push_back({.area = "Close",
+                 .name = "EitherSideFirst",
+                 .rule = Rule::DeregMrReleases,
+                 .ranks = 2,
+                 .run = ordering,
+                 .summary = "closeSend before closeRecv and the reverse, after deregistration"});
   out.push_back(
-      {"Close", "WithRequestsInFlight", Rule::CloseWithRequestsInFlight, 2, 6, inFlight,
-       "deregMr and close with sends and receives that never complete: no hang, no crash"});
-  out.push_back({"Close", "CyclesDoNotLeak", Rule::NoLeaks, 2, 6, cycles,
-                 "20 connect/transfer/close cycles return every file descriptor"});
+      {.area = "Close",
+       .name = "WithRequestsInFlight",
+       .rule = Rule::CloseWithRequestsInFlight,
+       .ranks = 2,
+       .run = inFlight,
+       .summary =
+           "deregMr and close with sends and receives that never complete: no hang, no crash"});
+  out.push_back({.area = "Close",
+                 .name = "CyclesDoNotLeak",
+                 .rule = Rule::NoLeaks,
+                 .ranks = 2,
+                 .run = cycles,
+                 .summary = "20 connect/transfer/close cycles return every file descriptor"});
 }
 
 }  // namespace conformance

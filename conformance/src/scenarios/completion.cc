@@ -92,12 +92,25 @@ void consumed(Ctx& c) {
 }  // namespace
 
 void addCompletionScenarios(std::vector<Scenario>& out) {
-  out.push_back({"Completion", "TestWithNullSizes", Rule::CompletionReportsSizes, 2, 6, nullSizes,
-                 "test(request, &done, NULL) on a send and a receive"});
-  out.push_back({"Completion", "FlushHostMemory", Rule::FlushMakesVisible, 2, 6, flushHost,
-                 "iflush after a host receive: NULL or a request that completes"});
-  out.push_back({"Completion", "IrecvConsumed", Rule::IrecvConsumedAccepted, 2, 7, consumed,
-                 "irecvConsumed after each of 96 completed receives (when provided)"});
+  out.push_back({.area = "Completion",
+                 .name = "TestWithNullSizes",
+                 .rule = Rule::CompletionReportsSizes,
+                 .ranks = 2,
+                 .run = nullSizes,
+                 .summary = "test(request, &done, NULL) on a send and a receive"});
+  out.push_back({.area = "Completion",
+                 .name = "FlushHostMemory",
+                 .rule = Rule::FlushMakesVisible,
+                 .ranks = 2,
+                 .run = flushHost,
+                 .summary = "iflush after a host receive: NULL or a request that completes"});
+  out.push_back({.area = "Completion",
+                 .name = "IrecvConsumed",
+                 .rule = Rule::IrecvConsumedAccepted,
+                 .ranks = 2,
+                 .needs = {.minAbi = 7},
+                 .run = consumed,
+                 .summary = "irecvConsumed after each of 96 completed receives (when provided)"});
 }
 
 }  // namespace conformance

@@ -222,27 +222,62 @@ void loopbackOneThread(Ctx& c) {
 }  // namespace
 
 void addConnectScenarios(std::vector<Scenario>& out) {
-  out.push_back({"Connect", "ConnectDoesNotBlock", Rule::ConnectAcceptNeverBlock, 2, 6,
-                 connectDoesNotBlock, "connect returns (NULL) before the peer ever calls accept"});
-  out.push_back({"Connect", "AcceptDoesNotBlock", Rule::ConnectAcceptNeverBlock, 2, 6,
-                 acceptDoesNotBlock, "accept returns NULL before anyone connects"});
+  out.push_back({.area = "Connect",
+                 .name = "ConnectDoesNotBlock",
+                 .rule = Rule::ConnectAcceptNeverBlock,
+                 .ranks = 2,
+                 .run = connectDoesNotBlock,
+                 .summary = "connect returns (NULL) before the peer ever calls accept"});
+  out.push_back({.area = "Connect",
+                 .name = "AcceptDoesNotBlock",
+                 .rule = Rule::ConnectAcceptNeverBlock,
+                 .ranks = 2,
+                 .run = acceptDoesNotBlock,
+                 .summary = "accept returns NULL before anyone connects"});
   out.push_back(
-      {"Connect", "InterleavedConnections", Rule::ConnectAcceptNeverBlock, 2, 6, interleaved,
-       "4 connects/accepts polled round-robin in opposite orders; no crossed connections"});
-  out.push_back({"Connect", "SeveralConnectsToOneListen", Rule::ListenNeverBlocks, 3, 6,
-                 severalConnectsToOneListen,
-                 "two ranks connect to one listen; both accepted comms carry their sender's data"});
-  out.push_back({"Connect", "ListenClosedWithoutAccept", Rule::ListenNeverBlocks, 2, 6,
-                 listenClosedWithoutAccept,
-                 "listens closed with no connect or accept; the plugin still connects afterwards"});
+      {.area = "Connect",
+       .name = "InterleavedConnections",
+       .rule = Rule::ConnectAcceptNeverBlock,
+       .ranks = 2,
+       .run = interleaved,
+       .summary =
+           "4 connects/accepts polled round-robin in opposite orders; no crossed connections"});
   out.push_back(
-      {"Connect", "ManyComms", Rule::MaxCommsPositive, 2, 6, manyComms,
-       "min(maxComms, data.manyComms) connections open at once, each carrying its own message"});
-  out.push_back({"Connect", "NullDevCommPointers", Rule::DevCommMayBeNull, 2, 6, nullDevComm,
-                 "connect/accept with sendDevComm/recvDevComm = NULL"});
-  out.push_back({"Connect", "LoopbackInOneThread", Rule::ConnectAcceptNeverBlock, 1, 6,
-                 loopbackOneThread,
-                 "listen/connect/accept/transfer to itself in one thread (NCCL's GDR probe)"});
+      {.area = "Connect",
+       .name = "SeveralConnectsToOneListen",
+       .rule = Rule::ListenNeverBlocks,
+       .ranks = 3,
+       .run = severalConnectsToOneListen,
+       .summary =
+           "two ranks connect to one listen; both accepted comms carry their sender's data"});
+  out.push_back(
+      {.area = "Connect",
+       .name = "ListenClosedWithoutAccept",
+       .rule = Rule::ListenNeverBlocks,
+       .ranks = 2,
+       .run = listenClosedWithoutAccept,
+       .summary =
+           "listens closed with no connect or accept; the plugin still connects afterwards"});
+  out.push_back({.area = "Connect",
+                 .name = "ManyComms",
+                 .rule = Rule::MaxCommsPositive,
+                 .ranks = 2,
+                 .run = manyComms,
+                 .summary = "min(maxComms, data.manyComms) connections open at once, each carrying "
+                            "its own message"});
+  out.push_back({.area = "Connect",
+                 .name = "NullDevCommPointers",
+                 .rule = Rule::DevCommMayBeNull,
+                 .ranks = 2,
+                 .run = nullDevComm,
+                 .summary = "connect/accept with sendDevComm/recvDevComm = NULL"});
+  out.push_back(
+      {.area = "Connect",
+       .name = "LoopbackInOneThread",
+       .rule = Rule::ConnectAcceptNeverBlock,
+       .ranks = 1,
+       .run = loopbackOneThread,
+       .summary = "listen/connect/accept/transfer to itself in one thread (NCCL's GDR probe)"});
 }
 
 }  // namespace conformance

@@ -70,9 +70,10 @@ void orderRound(Ctx& c, void* comm, bool preposted, int round) {
         void* r = once ? c.isendOnce(comm, bufs[i].data(), orderSize(i), 0, mrs[i], what)
                        : c.isend(comm, bufs[i].data(), orderSize(i), 0, mrs[i], what);
         if (r == nullptr) {
-          c.note(format("%s: isend(message #%d) returned NULL before any receive was posted; "
-                        "retried after the receives",
-                        label.c_str(), i));
+          c.note(
+              format("%s: isend(message #%d) returned NULL before any receive was posted; "
+                     "retried after the receives",
+                     label.c_str(), i));
           return;
         }
         reqs.push_back(r);
@@ -240,20 +241,52 @@ void bothDirections(Ctx& c) {
 }  // namespace
 
 void addDataScenarios(std::vector<Scenario>& out) {
-  out.push_back({"Data", "SizesEveryByteVerified", Rule::CompletionReportsSizes, 2, 6, sizes,
-                 "each size of data.sizes, both directions, sizes[0] and every byte checked"});
-  out.push_back({"Data", "ZeroByteMessages", Rule::ZeroByteMessages, 2, 6, zeroBytes,
-                 "0 B messages complete, between 1 B ones"});
-  out.push_back({"Data", "LargeMessage", Rule::CompletionReportsSizes, 2, 6, large,
-                 "one data.largeSize message (1 GiB by default), verified"});
-  out.push_back({"Data", "PostingOrder", Rule::TagRouting, 2, 6, postingOrder,
-                 "8 messages match 8 receives in posting order, sends first and receives first"});
-  out.push_back({"Data", "RecvLargerThanSend", Rule::TruncationIsAnError, 2, 6, recvLarger,
-                 "1000 B into 65536 B: completes with sizes[0] = 1000, nothing written outside"});
-  out.push_back({"Data", "TruncationIsAnError", Rule::TruncationIsAnError, 2, 6, truncation,
-                 "8192 B into 4096 B: the receive fails, nothing written past the buffer"});
-  out.push_back({"Data", "BothDirectionsAtOnce", Rule::CompletionReportsSizes, 2, 6, bothDirections,
-                 "each rank sends and receives 4 MiB at the same time"});
+  out.push_back(
+      {.area = "Data",
+       .name = "SizesEveryByteVerified",
+       .rule = Rule::CompletionReportsSizes,
+       .ranks = 2,
+       .run = sizes,
+       .summary = "each size of data.sizes, both directions, sizes[0] and every byte checked"});
+  out.push_back({.area = "Data",
+                 .name = "ZeroByteMessages",
+                 .rule = Rule::ZeroByteMessages,
+                 .ranks = 2,
+                 .run = zeroBytes,
+                 .summary = "0 B messages complete, between 1 B ones"});
+  out.push_back({.area = "Data",
+                 .name = "LargeMessage",
+                 .rule = Rule::CompletionReportsSizes,
+                 .ranks = 2,
+                 .run = large,
+                 .summary = "one data.largeSize message (1 GiB by default), verified"});
+  out.push_back(
+      {.area = "Data",
+       .name = "PostingOrder",
+       .rule = Rule::TagRouting,
+       .ranks = 2,
+       .run = postingOrder,
+       .summary = "8 messages match 8 receives in posting order, sends first and receives first"});
+  out.push_back(
+      {.area = "Data",
+       .name = "RecvLargerThanSend",
+       .rule = Rule::TruncationIsAnError,
+       .ranks = 2,
+       .run = recvLarger,
+       .summary = "1000 B into 65536 B: completes with sizes[0] = 1000, nothing written outside"});
+  out.push_back(
+      {.area = "Data",
+       .name = "TruncationIsAnError",
+       .rule = Rule::TruncationIsAnError,
+       .ranks = 2,
+       .run = truncation,
+       .summary = "8192 B into 4096 B: the receive fails, nothing written past the buffer"});
+  out.push_back({.area = "Data",
+                 .name = "BothDirectionsAtOnce",
+                 .rule = Rule::CompletionReportsSizes,
+                 .ranks = 2,
+                 .run = bothDirections,
+                 .summary = "each rank sends and receives 4 MiB at the same time"});
 }
 
 }  // namespace conformance

@@ -130,10 +130,14 @@ void failedConnects(Ctx& c) {
 }  // namespace
 
 void addFailedConnectScenarios(std::vector<Scenario>& out) {
-  out.push_back({"Faults", "FailedConnectIsolated", Rule::FailedConnectIsolated, 3, 6,
-                 failedConnects,
-                 "connects to a killed process's listen, a closed listen and a closed port: "
-                 "only those comms fail; a connect to a live peer still works"});
+  out.push_back({.area = "Faults",
+                 .name = "FailedConnectIsolated",
+                 .rule = Rule::FailedConnectIsolated,
+                 .ranks = 3,
+                 .run = failedConnects,
+                 .summary =
+                     "connects to a killed process's listen, a closed listen and a closed port: "
+                     "only those comms fail; a connect to a live peer still works"});
 }
 
 }  // namespace conformance

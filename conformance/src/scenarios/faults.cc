@@ -68,13 +68,23 @@ void badMhandle(Ctx& c) {
 }  // namespace
 
 void addFaultScenarios(std::vector<Scenario>& out) {
-  out.push_back({"Faults", "GarbageHandleToConnect", Rule::GarbageHandlesRejected, 1, 6,
-                 garbageHandle,
-                 "connect with handles of 0x00 and 0xFF bytes: an error (or pending), never a comm "
-                 "or a crash"});
   out.push_back(
-      {"Faults", "BadMhandle", Rule::BadMhandlesRejected, 2, 6, badMhandle,
-       "isend/irecv/deregMr with an mhandle regMr never returned: an error, not a crash"});
+      {.area = "Faults",
+       .name = "GarbageHandleToConnect",
+       .rule = Rule::GarbageHandlesRejected,
+       .ranks = 1,
+       .run = garbageHandle,
+       .summary =
+           "connect with handles of 0x00 and 0xFF bytes: an error (or pending), never a comm "
+           "or a crash"});
+  out.push_back(
+      {.area = "Faults",
+       .name = "BadMhandle",
+       .rule = Rule::BadMhandlesRejected,
+       .ranks = 2,
+       .run = badMhandle,
+       .summary =
+           "isend/irecv/deregMr with an mhandle regMr never returned: an error, not a crash"});
   addPeerDeathScenarios(out);
   addStrayScenarios(out);
   addFailedConnectScenarios(out);

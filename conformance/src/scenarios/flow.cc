@@ -333,15 +333,37 @@ void fullSlotsGetNull(Ctx& c) {
 }  // namespace
 
 void addFlowScenarios(std::vector<Scenario>& out) {
-  out.push_back({"Flow", "InFlightLimits", Rule::InFlightLimits, 2, 6, inFlightLimits,
-                 "32 grouped irecvs, then 32 x maxRecvs isends in flight at once; all delivered"});
   out.push_back(
-      {"Flow", "NullRequestBackPressure", Rule::NullRequestRetry, 2, 6, backPressure,
-       "isends beyond the limit get NULL, never an error; retried, none lost or reordered"});
-  out.push_back({"Flow", "FullSlotsGetNull", Rule::NullRequestRetry, 2, 6, fullSlotsGetNull,
-                 "an isend/irecv that cannot take the request writes NULL over a preset *request"});
-  out.push_back({"Flow", "OptionalCompletionHint", Rule::NullRequestRetry, 2, 9, optionalCompletion,
-                 "irecv with *request preset to 0x1 overwrites it; the request completes"});
+      {.area = "Flow",
+       .name = "InFlightLimits",
+       .rule = Rule::InFlightLimits,
+       .ranks = 2,
+       .run = inFlightLimits,
+       .summary = "32 grouped irecvs, then 32 x maxRecvs isends in flight at once; all delivered"});
+  out.push_back(
+      {.area = "Flow",
+       .name = "NullRequestBackPressure",
+       .rule = Rule::NullRequestRetry,
+       .ranks = 2,
+       .run = backPressure,
+       .summary =
+           "isends beyond the limit get NULL, never an error; retried, none lost or reordered"});
+  out.push_back(
+      {.area = "Flow",
+       .name = "FullSlotsGetNull",
+       .rule = Rule::NullRequestRetry,
+       .ranks = 2,
+       .run = fullSlotsGetNull,
+       .summary =
+           "an isend/irecv that cannot take the request writes NULL over a preset *request"});
+  out.push_back(
+      {.area = "Flow",
+       .name = "OptionalCompletionHint",
+       .rule = Rule::NullRequestRetry,
+       .ranks = 2,
+       .needs = {.minAbi = 9},
+       .run = optionalCompletion,
+       .summary = "irecv with *request preset to 0x1 overwrites it; the request completes"});
 }
 
 }  // namespace conformance

@@ -4,7 +4,7 @@
 // right after the call, as NCCL does), and data into and out of GPU memory,
 // every byte checked after iflush. The CUDA driver is opened at run time;
 // without it, or when the plugin does not advertise the pointer type, each
-// scenario is NotRun with the reason.
+// scenario is NotRun with the reason (its requirements, in the catalogue).
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,24 +24,6 @@ namespace cu = ncclnet::cuda;
 constexpr size_t kGuard = 4096;
 constexpr unsigned char kGuardByte = 0xCB;
 constexpr size_t kGranule = size_t(2) << 20;  // cuMemAlloc's alignment for large blocks
-
-// The driver, when this rank can use GPU memory with this plugin; skips
-// with the reason otherwise. `ptrType`: NCCL_PTR_CUDA or NCCL_PTR_DMABUF.
-const cu::Driver& requireGpu(Ctx& c, int ptrType) {
-  const cu::Driver& driver = cu::Driver::get();
-  if (!driver.available()) skip("no GPU: CUDA driver %s", driver.whyNot().c_str());
-  int ptr = c.props().ptrSupport;
-  if (!(ptr & NCCL_PTR_CUDA)) skip("the plugin does not advertise NCCL_PTR_CUDA (0x%x)", ptr);
-  if (ptrType != NCCL_PTR_DMABUF) return driver;
-  if (!(ptr & NCCL_PTR_DMABUF)) skip("the plugin does not advertise NCCL_PTR_DMABUF (0x%x)", ptr);
-  if (!c.net().provides(ncclnet::host::Optional::RegMrDmaBuf))
-    skip("regMrDmaBuf is NULL (Properties.PtrSupportCoherent names the contradiction)");
-  int device = c.rank() % driver.deviceCount();
-  if (!driver.dmaBufSupported(device))
-    skip("GPU %d cannot export DMA-BUF handles (driver %d, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED)",
-         device, driver.version());
-  return driver;
-}
 
 // A cuMemAlloc'd message buffer between two guard zones, on this rank's
 // GPU. Its bytes are set and checked through host copies, with Buffer's
@@ -241,7 +223,7 @@ size_t largestSize(const Ctx& c) {
 }
 
 void registerCuda(Ctx& c) {
-  const cu::Driver& driver = requireGpu(c, NCCL_PTR_CUDA);
+  const cu::Driver& driver = cu::Driver::get();
   void* comm = c.link(0, 1, "connection");
   constexpr size_t kSize = 8 << 20;
   GpuBuffer buf(c, driver, kSize), other(c, driver, 4096);
@@ -266,7 +248,7 @@ void registerCuda(Ctx& c) {
 }
 
 void registerDmaBuf(Ctx& c) {
-  const cu::Driver& driver = requireGpu(c, NCCL_PTR_DMABUF);
+  const cu::Driver& driver = cu::Driver::get();
   void* comm = c.link(0, 1, "connection");
   constexpr size_t kSize = 4 << 20;
   GpuBuffer buf(c, driver, kSize);
@@ -285,7 +267,7 @@ void registerDmaBuf(Ctx& c) {
 }
 
 void hostToGpu(Ctx& c) {
-  const cu::Driver& driver = requireGpu(c, NCCL_PTR_CUDA);
+  const cu::Driver& driver = cu::Driver::get();
   void* comm = c.link(0, 1, "connection");
   size_t largest = largestSize(c);
   std::unique_ptr<GpuBuffer> buf;
@@ -304,7 +286,7 @@ void hostToGpu(Ctx& c) {
 }
 
 void gpuToHost(Ctx& c) {
-  const cu::Driver& driver = requireGpu(c, NCCL_PTR_CUDA);
+  const cu::Driver& driver = cu::Driver::get();
   void* comm = c.link(0, 1, "connection");
   size_t largest = largestSize(c);
   std::unique_ptr<GpuBuffer> buf;
@@ -323,7 +305,7 @@ void gpuToHost(Ctx& c) {
 }
 
 void gpuToGpuDmaBuf(Ctx& c) {
-  const cu::Driver& driver = requireGpu(c, NCCL_PTR_DMABUF);
+  const cu::Driver& driver = cu::Driver::get();
   void* comm = c.link(0, 1, "connection");
   size_t size = std::max<size_t>(largestSize(c), 1);
   GpuBuffer buf(c, driver, size);
@@ -337,7 +319,7 @@ void gpuToGpuDmaBuf(Ctx& c) {
 }
 
 void consumedAfterGpuUse(Ctx& c) {
-  const cu::Driver& driver = requireGpu(c, NCCL_PTR_CUDA);
+  const cu::Driver& driver = cu::Driver::get();
   if (!c.net().provides(ncclnet::host::Optional::IrecvConsumed))
     skip("irecvConsumed is NULL (optional)");
   void* comm = c.link(0, 1, "connection");
@@ -375,24 +357,57 @@ void consumedAfterGpuUse(Ctx& c) {
 }  // namespace
 
 void addGpuMemoryScenarios(std::vector<Scenario>& out) {
-  out.push_back({"GpuMemory", "RegisterCudaMemory", Rule::RegMrHostAndCuda, 2, 6, registerCuda,
-                 "regMr(NCCL_PTR_CUDA) of cuMemAlloc'd memory: whole, twice, sub-ranges, 1 B, "
-                 "64 handles; then data through the whole buffer's handle"});
-  out.push_back({"GpuMemory", "RegisterDmaBuf", Rule::RegMrDmaBuf, 2, 6, registerDmaBuf,
-                 "regMrDmaBuf with cuMemGetHandleForAddressRange fds (closed at once): whole, "
-                 "sub-ranges at unaligned offsets; data through them"});
-  out.push_back({"GpuMemory", "HostToGpuVerifiedAfterFlush", Rule::FlushMakesVisible, 2, 6,
-                 hostToGpu,
-                 "each size of data.sizes into GPU memory (aligned and at offset 4097), iflush, "
-                 "every byte copied back and checked"});
-  out.push_back({"GpuMemory", "GpuToHost", Rule::CompletionReportsSizes, 2, 6, gpuToHost,
-                 "each size of data.sizes from GPU memory into host memory, every byte checked"});
-  out.push_back({"GpuMemory", "GpuToGpuThroughDmaBuf", Rule::RegMrDmaBuf, 2, 6, gpuToGpuDmaBuf,
-                 "the largest size between GPU buffers registered through DMA-BUF, flushed, "
-                 "checked"});
-  out.push_back({"GpuMemory", "IrecvConsumedAfterGpuUse", Rule::IrecvConsumedAccepted, 2, 7,
-                 consumedAfterGpuUse,
-                 "GPU receives flushed, consumed, then irecvConsumed (when provided)"});
+  out.push_back({.area = "GpuMemory",
+                 .name = "RegisterCudaMemory",
+                 .rule = Rule::RegMrHostAndCuda,
+                 .ranks = 2,
+                 .needs = {.cudaMemory = true},
+                 .run = registerCuda,
+                 .summary =
+                     "regMr(NCCL_PTR_CUDA) of cuMemAlloc'd memory: whole, twice, sub-ranges, 1 B, "
+                     "64 handles; then data through the whole buffer's handle"});
+  out.push_back({.area = "GpuMemory",
+                 .name = "RegisterDmaBuf",
+                 .rule = Rule::RegMrDmaBuf,
+                 .ranks = 2,
+                 .needs = {.dmaBuf = true},
+                 .run = registerDmaBuf,
+                 .summary =
+                     "regMrDmaBuf with cuMemGetHandleForAddressRange fds (closed at once): whole, "
+                     "sub-ranges at unaligned offsets; data through them"});
+  out.push_back(
+      {.area = "GpuMemory",
+       .name = "HostToGpuVerifiedAfterFlush",
+       .rule = Rule::FlushMakesVisible,
+       .ranks = 2,
+       .needs = {.cudaMemory = true},
+       .run = hostToGpu,
+       .summary = "each size of data.sizes into GPU memory (aligned and at offset 4097), iflush, "
+                  "every byte copied back and checked"});
+  out.push_back(
+      {.area = "GpuMemory",
+       .name = "GpuToHost",
+       .rule = Rule::CompletionReportsSizes,
+       .ranks = 2,
+       .needs = {.cudaMemory = true},
+       .run = gpuToHost,
+       .summary = "each size of data.sizes from GPU memory into host memory, every byte checked"});
+  out.push_back({.area = "GpuMemory",
+                 .name = "GpuToGpuThroughDmaBuf",
+                 .rule = Rule::RegMrDmaBuf,
+                 .ranks = 2,
+                 .needs = {.dmaBuf = true},
+                 .run = gpuToGpuDmaBuf,
+                 .summary =
+                     "the largest size between GPU buffers registered through DMA-BUF, flushed, "
+                     "checked"});
+  out.push_back({.area = "GpuMemory",
+                 .name = "IrecvConsumedAfterGpuUse",
+                 .rule = Rule::IrecvConsumedAccepted,
+                 .ranks = 2,
+                 .needs = {.minAbi = 7, .cudaMemory = true},
+                 .run = consumedAfterGpuUse,
+                 .summary = "GPU receives flushed, consumed, then irecvConsumed (when provided)"});
 }
 
 }  // namespace conformance

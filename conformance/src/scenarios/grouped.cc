@@ -74,10 +74,10 @@ int identify(Group& g, size_t i, int size, const std::vector<Message>& msgs) {
   return -1;
 }
 
+// The buffers of one grouped receive (the scenarios that call it require
+// grouped receives: maxRecvs > 1).
 int groupWidth(Ctx& c) {
-  int n = std::min(c.maxRecvs(), 8);
-  if (n < 2) skip("maxRecvs is %d: no grouped receives", c.maxRecvs());
-  return n;
+  return std::min(c.maxRecvs(), 8);
 }
 
 void tagsRoute(Ctx& c) {
@@ -360,18 +360,46 @@ void tagRunsAhead(Ctx& c) {
 
 void addGroupedScenarios(std::vector<Scenario>& out) {
   out.push_back(
-      {"Grouped", "TagsRouteIntoOldestReceive", Rule::TagRouting, 2, 6, tagsRoute,
-       "two grouped receives; sends in reverse tag order land by tag in the older one first"});
+      {.area = "Grouped",
+       .name = "TagsRouteIntoOldestReceive",
+       .rule = Rule::TagRouting,
+       .ranks = 2,
+       .needs = {.groupedReceives = true},
+       .run = tagsRoute,
+       .summary =
+           "two grouped receives; sends in reverse tag order land by tag in the older one first"});
   out.push_back(
-      {"Grouped", "OneTagRunsAhead", Rule::TagRouting, 2, 6, tagRunsAhead,
-       "two receives of tags {0, 1}; tag 0 sends both steps first: step 1 of each tag lands in "
-       "receive 1 (or the early send gets NULL until then)"});
-  out.push_back({"Grouped", "PerBufferSizes", Rule::GroupedCompletion, 2, 6, perBufferSizes,
-                 "maxRecvs buffers of different capacities: one request, sizes[i] per buffer"});
-  out.push_back({"Grouped", "SameTagInEveryBuffer", Rule::TagRouting, 2, 6, sameTag,
-                 "one tag for all buffers: each buffer gets exactly one message"});
-  out.push_back({"Grouped", "MixedGroupSizes", Rule::TagRouting, 2, 6, mixed,
-                 "receives of n=1 and n=maxRecvs alternate; messages follow posting order"});
+      {.area = "Grouped",
+       .name = "OneTagRunsAhead",
+       .rule = Rule::TagRouting,
+       .ranks = 2,
+       .needs = {.groupedReceives = true},
+       .run = tagRunsAhead,
+       .summary =
+           "two receives of tags {0, 1}; tag 0 sends both steps first: step 1 of each tag lands in "
+           "receive 1 (or the early send gets NULL until then)"});
+  out.push_back(
+      {.area = "Grouped",
+       .name = "PerBufferSizes",
+       .rule = Rule::GroupedCompletion,
+       .ranks = 2,
+       .run = perBufferSizes,
+       .summary = "maxRecvs buffers of different capacities: one request, sizes[i] per buffer"});
+  out.push_back({.area = "Grouped",
+                 .name = "SameTagInEveryBuffer",
+                 .rule = Rule::TagRouting,
+                 .ranks = 2,
+                 .needs = {.groupedReceives = true},
+                 .run = sameTag,
+                 .summary = "one tag for all buffers: each buffer gets exactly one message"});
+  out.push_back(
+      {.area = "Grouped",
+       .name = "MixedGroupSizes",
+       .rule = Rule::TagRouting,
+       .ranks = 2,
+       .needs = {.groupedReceives = true},
+       .run = mixed,
+       .summary = "receives of n=1 and n=maxRecvs alternate; messages follow posting order"});
 }
 
 }  // namespace conformance

@@ -96,17 +96,41 @@ void trafficClass(Ctx& c) {
 }  // namespace
 
 void addInitScenarios(std::vector<Scenario>& out) {
-  out.push_back({"Init", "RepeatedInitFinalize", Rule::InitPerCommunicator, 1, 6, repeated,
-                 "10 init/devices/listen/finalize cycles while another context stays alive"});
-  out.push_back({"Init", "ReinitAfterLastFinalize", Rule::ReinitAfterLastFinalize, 2, 6,
-                 reinitAfterLastFinalize,
-                 "every context finalized, init again on the same load: connections still work"});
-  out.push_back({"Init", "ContextPerCommunicator", Rule::InitPerCommunicator, 2, 11, contextPerComm,
-                 "two live contexts; finalizing one leaves the other working"});
-  out.push_back({"Init", "FinalizeNullContext", Rule::InitPerCommunicator, 1, 11, finalizeNull,
-                 "finalize(NULL) neither crashes nor breaks the plugin"});
-  out.push_back({"Init", "TrafficClassAccepted", Rule::TrafficClassAccepted, 2, 10, trafficClass,
-                 "a connection made under trafficClass 3 carries data"});
+  out.push_back(
+      {.area = "Init",
+       .name = "RepeatedInitFinalize",
+       .rule = Rule::InitPerCommunicator,
+       .ranks = 1,
+       .run = repeated,
+       .summary = "10 init/devices/listen/finalize cycles while another context stays alive"});
+  out.push_back(
+      {.area = "Init",
+       .name = "ReinitAfterLastFinalize",
+       .rule = Rule::ReinitAfterLastFinalize,
+       .ranks = 2,
+       .run = reinitAfterLastFinalize,
+       .summary = "every context finalized, init again on the same load: connections still work"});
+  out.push_back({.area = "Init",
+                 .name = "ContextPerCommunicator",
+                 .rule = Rule::InitPerCommunicator,
+                 .ranks = 2,
+                 .needs = {.minAbi = 11},
+                 .run = contextPerComm,
+                 .summary = "two live contexts; finalizing one leaves the other working"});
+  out.push_back({.area = "Init",
+                 .name = "FinalizeNullContext",
+                 .rule = Rule::InitPerCommunicator,
+                 .ranks = 1,
+                 .needs = {.minAbi = 11},
+                 .run = finalizeNull,
+                 .summary = "finalize(NULL) neither crashes nor breaks the plugin"});
+  out.push_back({.area = "Init",
+                 .name = "TrafficClassAccepted",
+                 .rule = Rule::TrafficClassAccepted,
+                 .ranks = 2,
+                 .needs = {.minAbi = 10},
+                 .run = trafficClass,
+                 .summary = "a connection made under trafficClass 3 carries data"});
 }
 
 }  // namespace conformance

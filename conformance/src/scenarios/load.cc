@@ -116,15 +116,28 @@ void reloadAfterUnload(Ctx& c) {
 }  // namespace
 
 void addLoadScenarios(std::vector<Scenario>& out) {
-  out.push_back({"Load", "ExportsVersionedTables", Rule::TablesExported, 1, 6, exportsTables,
-                 "every exported ncclNetPlugin_vN loads with RTLD_NOW"});
-  out.push_back({"Load", "NameIsSetAndConsistent", Rule::NameSetAndConsistent, 1, 6, nameConsistent,
-                 "every table has the same non-empty name, not IB or Socket"});
+  out.push_back({.area = "Load",
+                 .name = "ExportsVersionedTables",
+                 .rule = Rule::TablesExported,
+                 .ranks = 1,
+                 .run = exportsTables,
+                 .summary = "every exported ncclNetPlugin_vN loads with RTLD_NOW"});
+  out.push_back({.area = "Load",
+                 .name = "NameIsSetAndConsistent",
+                 .rule = Rule::NameSetAndConsistent,
+                 .ranks = 1,
+                 .run = nameConsistent,
+                 .summary = "every table has the same non-empty name, not IB or Socket"});
   // In a process of its own: the coordinator keeps the plugin's libraries
   // loaded for the forked ranks, which would keep them from unloading here.
-  out.push_back({"Load", "ReloadAfterUnload", Rule::ReloadAfterUnload, 1, 6, reloadAfterUnload,
-                 "init/devices/listen/finalize work after dlclose and a new dlopen (NCCL 2.30.3+)",
-                 /*freshProcess=*/true});
+  out.push_back(
+      {.area = "Load",
+       .name = "ReloadAfterUnload",
+       .rule = Rule::ReloadAfterUnload,
+       .ranks = 1,
+       .run = reloadAfterUnload,
+       .summary = "init/devices/listen/finalize work after dlclose and a new dlopen (NCCL 2.30.3+)",
+       .freshProcess = true});
 }
 
 }  // namespace conformance

@@ -308,25 +308,45 @@ void receiverDeathUnderSends(Ctx& c) {
 }  // namespace
 
 void addPeerDeathScenarios(std::vector<Scenario>& out) {
-  out.push_back({"Faults", "PeerDeathMidTransfer", Rule::PeerDeathSurfaces, 2, 6,
-                 senderDeathMidTransfer,
-                 "the sender dies during a 64 MiB transfer: the receive fails instead of hanging"});
-  out.push_back({"Faults", "PeerDeathWhileIdle", Rule::PeerDeathSurfaces, 2, 6,
-                 senderDeathWhileIdle,
-                 "the sender dies with the connection idle: the receive waiting on it fails "
-                 "within peerDeathLimit"});
-  out.push_back({"Faults", "ReceiverDeathMidSend", Rule::PeerDeathSurfaces, 2, 6,
-                 receiverDeathMidSend,
-                 "the receiver dies during a 64 MiB transfer: the send fails within "
-                 "peerDeathLimit"});
-  out.push_back({"Faults", "ReceiverDeathBeforeMatch", Rule::PeerDeathSurfaces, 2, 6,
-                 receiverDeathBeforeMatch,
-                 "the receiver dies before posting the receive of a pending 64 MiB send: the "
-                 "send fails within peerDeathLimit"});
-  out.push_back({"Faults", "ReceiverDeathUnderSends", Rule::PeerDeathSurfaces, 2, 6,
-                 receiverDeathUnderSends,
-                 "the receiver dies with the connection idle: one of the sends that follow fails "
-                 "within peerDeathLimit"});
+  out.push_back(
+      {.area = "Faults",
+       .name = "PeerDeathMidTransfer",
+       .rule = Rule::PeerDeathSurfaces,
+       .ranks = 2,
+       .run = senderDeathMidTransfer,
+       .summary =
+           "the sender dies during a 64 MiB transfer: the receive fails instead of hanging"});
+  out.push_back({.area = "Faults",
+                 .name = "PeerDeathWhileIdle",
+                 .rule = Rule::PeerDeathSurfaces,
+                 .ranks = 2,
+                 .run = senderDeathWhileIdle,
+                 .summary =
+                     "the sender dies with the connection idle: the receive waiting on it fails "
+                     "within peerDeathLimit"});
+  out.push_back({.area = "Faults",
+                 .name = "ReceiverDeathMidSend",
+                 .rule = Rule::PeerDeathSurfaces,
+                 .ranks = 2,
+                 .run = receiverDeathMidSend,
+                 .summary = "the receiver dies during a 64 MiB transfer: the send fails within "
+                            "peerDeathLimit"});
+  out.push_back({.area = "Faults",
+                 .name = "ReceiverDeathBeforeMatch",
+                 .rule = Rule::PeerDeathSurfaces,
+                 .ranks = 2,
+                 .run = receiverDeathBeforeMatch,
+                 .summary =
+                     "the receiver dies before posting the receive of a pending 64 MiB send: the "
+                     "send fails within peerDeathLimit"});
+  out.push_back(
+      {.area = "Faults",
+       .name = "ReceiverDeathUnderSends",
+       .rule = Rule::PeerDeathSurfaces,
+       .ranks = 2,
+       .run = receiverDeathUnderSends,
+       .summary = "the receiver dies with the connection idle: one of the sends that follow fails "
+                  "within peerDeathLimit"});
 }
 
 }  // namespace conformance

@@ -119,32 +119,86 @@ void profileExpectations(Ctx& c) {
 }  // namespace
 
 void addPropertiesScenarios(std::vector<Scenario>& out) {
-  out.push_back({"Properties", "DevicesStable", Rule::DevicesReported, 1, 6, devicesStable,
-                 "devices() >= 1 (and the profile's minimum), same count and properties twice"});
-  out.push_back({"Properties", "NamesUnique", Rule::NamesUnique, 1, 6, namesUnique,
-                 "every device has its own non-empty name"});
-  out.push_back({"Properties", "PciPathResolves", Rule::PciPathValid, 1, 6, pciPath,
-                 "pciPath is NULL or a directory under /sys"});
   out.push_back(
-      {"Properties", "SpeedPositive", Rule::SpeedPositive, 1, 6, speed, "speed > 0 Mbps"});
-  out.push_back({"Properties", "LatencyNotNegative", Rule::LatencyValid, 1, 6, latency,
-                 "latency is finite and >= 0"});
-  out.push_back(
-      {"Properties", "MaxCommsPositive", Rule::MaxCommsPositive, 1, 6, maxComms, "maxComms >= 1"});
-  out.push_back(
-      {"Properties", "MaxRecvsInRange", Rule::MaxRecvsInRange, 1, 6, maxRecvs, "maxRecvs in 1..8"});
-  out.push_back({"Properties", "PtrSupportCoherent", Rule::PtrSupportCoherent, 1, 6, ptrSupport,
-                 "HOST set, no unknown bits, DMABUF only with regMrDmaBuf"});
-  out.push_back({"Properties", "DeviceTypeAndVersion", Rule::DeviceTypeKnown, 1, 6, deviceType,
-                 "netDeviceType is HOST, or UNPACK at version 7"});
-  out.push_back({"Properties", "MaxBytesInRange", Rule::MaxBytesInRange, 1, 6, maxBytes,
-                 "maxP2pBytes, maxCollBytes in (0, 1 TiB]"});
-  out.push_back({"Properties", "VirtualDeviceProps", Rule::VirtualDevicesValid, 1, 6, vProps,
-                 "vProps.ndevs within the ABI's width, devs are devices"});
-  out.push_back({"Properties", "NewerFieldsValid", Rule::NewerFieldsValid, 1, 11, newerFields,
-                 "maxMultiRequestSize >= 1 (v11+), railId/planeId >= -1 (v12)"});
-  out.push_back({"Properties", "ProfileExpectations", Rule::ProfileExpectation, 1, 6,
-                 profileExpectations, "each NIC meets the profile's expect.nics checks"});
+      {.area = "Properties",
+       .name = "DevicesStable",
+       .rule = Rule::DevicesReported,
+       .ranks = 1,
+       .run = devicesStable,
+       .summary = "devices() >= 1 (and the profile's minimum), same count and properties twice"});
+  out.push_back({.area = "Properties",
+                 .name = "NamesUnique",
+                 .rule = Rule::NamesUnique,
+                 .ranks = 1,
+                 .run = namesUnique,
+                 .summary = "every device has its own non-empty name"});
+  out.push_back({.area = "Properties",
+                 .name = "PciPathResolves",
+                 .rule = Rule::PciPathValid,
+                 .ranks = 1,
+                 .run = pciPath,
+                 .summary = "pciPath is NULL or a directory under /sys"});
+  out.push_back({.area = "Properties",
+                 .name = "SpeedPositive",
+                 .rule = Rule::SpeedPositive,
+                 .ranks = 1,
+                 .run = speed,
+                 .summary = "speed > 0 Mbps"});
+  out.push_back({.area = "Properties",
+                 .name = "LatencyNotNegative",
+                 .rule = Rule::LatencyValid,
+                 .ranks = 1,
+                 .run = latency,
+                 .summary = "latency is finite and >= 0"});
+  out.push_back({.area = "Properties",
+                 .name = "MaxCommsPositive",
+                 .rule = Rule::MaxCommsPositive,
+                 .ranks = 1,
+                 .run = maxComms,
+                 .summary = "maxComms >= 1"});
+  out.push_back({.area = "Properties",
+                 .name = "MaxRecvsInRange",
+                 .rule = Rule::MaxRecvsInRange,
+                 .ranks = 1,
+                 .run = maxRecvs,
+                 .summary = "maxRecvs in 1..8"});
+  out.push_back({.area = "Properties",
+                 .name = "PtrSupportCoherent",
+                 .rule = Rule::PtrSupportCoherent,
+                 .ranks = 1,
+                 .run = ptrSupport,
+                 .summary = "HOST set, no unknown bits, DMABUF only with regMrDmaBuf"});
+  out.push_back({.area = "Properties",
+                 .name = "DeviceTypeAndVersion",
+                 .rule = Rule::DeviceTypeKnown,
+                 .ranks = 1,
+                 .run = deviceType,
+                 .summary = "netDeviceType is HOST, or UNPACK at version 7"});
+  out.push_back({.area = "Properties",
+                 .name = "MaxBytesInRange",
+                 .rule = Rule::MaxBytesInRange,
+                 .ranks = 1,
+                 .run = maxBytes,
+                 .summary = "maxP2pBytes, maxCollBytes in (0, 1 TiB]"});
+  out.push_back({.area = "Properties",
+                 .name = "VirtualDeviceProps",
+                 .rule = Rule::VirtualDevicesValid,
+                 .ranks = 1,
+                 .run = vProps,
+                 .summary = "vProps.ndevs within the ABI's width, devs are devices"});
+  out.push_back({.area = "Properties",
+                 .name = "NewerFieldsValid",
+                 .rule = Rule::NewerFieldsValid,
+                 .ranks = 1,
+                 .needs = {.minAbi = 11},
+                 .run = newerFields,
+                 .summary = "maxMultiRequestSize >= 1 (v11+), railId/planeId >= -1 (v12)"});
+  out.push_back({.area = "Properties",
+                 .name = "ProfileExpectations",
+                 .rule = Rule::ProfileExpectation,
+                 .ranks = 1,
+                 .run = profileExpectations,
+                 .summary = "each NIC meets the profile's expect.nics checks"});
 }
 
 }  // namespace conformance

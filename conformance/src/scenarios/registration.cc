@@ -110,15 +110,32 @@ void everyHandle(Ctx& c) {
 }  // namespace
 
 void addRegistrationScenarios(std::vector<Scenario>& out) {
-  out.push_back({"Registration", "HostOnSendAndRecvComm", Rule::RegMrHostAndCuda, 2, 6, bothComms,
-                 "regMr(NCCL_PTR_HOST) on sendComm and recvComm, twice on one buffer"});
-  out.push_back({"Registration", "SubRanges", Rule::RegMrHostAndCuda, 2, 6, subRanges,
-                 "unaligned sub-range registrations; data through a sub-range's or the whole "
-                 "buffer's handle"});
-  out.push_back({"Registration", "GlobalRegistrationIsCheap", Rule::GlobalRegistrationCheap, 2, 6,
-                 cacheCheap, "regIsGlobal=1: re-registering sub-ranges costs little"});
-  out.push_back({"Registration", "DeregisterEveryHandle", Rule::DeregMrReleases, 2, 6, everyHandle,
-                 "100 handles deregistered in random order; the comm still works"});
+  out.push_back({.area = "Registration",
+                 .name = "HostOnSendAndRecvComm",
+                 .rule = Rule::RegMrHostAndCuda,
+                 .ranks = 2,
+                 .run = bothComms,
+                 .summary = "regMr(NCCL_PTR_HOST) on sendComm and recvComm, twice on one buffer"});
+  out.push_back({.area = "Registration",
+                 .name = "SubRanges",
+                 .rule = Rule::RegMrHostAndCuda,
+                 .ranks = 2,
+                 .run = subRanges,
+                 .summary =
+                     "unaligned sub-range registrations; data through a sub-range's or the whole "
+                     "buffer's handle"});
+  out.push_back({.area = "Registration",
+                 .name = "GlobalRegistrationIsCheap",
+                 .rule = Rule::GlobalRegistrationCheap,
+                 .ranks = 2,
+                 .run = cacheCheap,
+                 .summary = "regIsGlobal=1: re-registering sub-ranges costs little"});
+  out.push_back({.area = "Registration",
+                 .name = "DeregisterEveryHandle",
+                 .rule = Rule::DeregMrReleases,
+                 .ranks = 2,
+                 .run = everyHandle,
+                 .summary = "100 handles deregistered in random order; the comm still works"});
 }
 
 }  // namespace conformance

@@ -210,26 +210,46 @@ void strays(Ctx& c, Stray kind) {
 }  // namespace
 
 void addStrayScenarios(std::vector<Scenario>& out) {
-  out.push_back({"Faults", "StrayClosedAtOnce", Rule::StrayConnectionsIgnored, 3, 6,
-                 [](Ctx& c) { strays(c, Stray::ClosedAtOnce); },
-                 "connections to the listen endpoint closed (FIN, RST) at once, before and "
-                 "between two real connects: both real peers are accepted"});
-  out.push_back({"Faults", "StrayRandomBytes", Rule::StrayConnectionsIgnored, 3, 6,
-                 [](Ctx& c) { strays(c, Stray::RandomBytes); },
-                 "connections to the listen endpoint that send 1 KiB of random bytes: both real "
-                 "peers are accepted"});
-  out.push_back({"Faults", "StrayReplayedHello", Rule::StrayConnectionsIgnored, 3, 6,
-                 [](Ctx& c) { strays(c, Stray::ReplayedHello); },
-                 "connections that replay the first bytes of a real connect to another listen: "
-                 "both real peers are accepted"});
-  out.push_back({"Faults", "StrayIdle", Rule::StrayConnectionsIgnored, 3, 6,
-                 [](Ctx& c) { strays(c, Stray::Idle); },
-                 "connections to the listen endpoint that send nothing and stay open: both real "
-                 "peers are accepted"});
-  out.push_back({"Faults", "StalledHandshake", Rule::StrayConnectionsIgnored, 3, 6,
-                 [](Ctx& c) { strays(c, Stray::StalledHandshake); },
-                 "connections that send half of a real hello, then nothing: both real peers are "
-                 "accepted"});
+  out.push_back({.area = "Faults",
+                 .name = "StrayClosedAtOnce",
+                 .rule = Rule::StrayConnectionsIgnored,
+                 .ranks = 3,
+                 .run = [](Ctx& c) { strays(c, Stray::ClosedAtOnce); },
+                 .summary =
+                     "connections to the listen endpoint closed (FIN, RST) at once, before and "
+                     "between two real connects: both real peers are accepted"});
+  out.push_back(
+      {.area = "Faults",
+       .name = "StrayRandomBytes",
+       .rule = Rule::StrayConnectionsIgnored,
+       .ranks = 3,
+       .run = [](Ctx& c) { strays(c, Stray::RandomBytes); },
+       .summary = "connections to the listen endpoint that send 1 KiB of random bytes: both real "
+                  "peers are accepted"});
+  out.push_back({.area = "Faults",
+                 .name = "StrayReplayedHello",
+                 .rule = Rule::StrayConnectionsIgnored,
+                 .ranks = 3,
+                 .run = [](Ctx& c) { strays(c, Stray::ReplayedHello); },
+                 .summary =
+                     "connections that replay the first bytes of a real connect to another listen: "
+                     "both real peers are accepted"});
+  out.push_back(
+      {.area = "Faults",
+       .name = "StrayIdle",
+       .rule = Rule::StrayConnectionsIgnored,
+       .ranks = 3,
+       .run = [](Ctx& c) { strays(c, Stray::Idle); },
+       .summary = "connections to the listen endpoint that send nothing and stay open: both real "
+                  "peers are accepted"});
+  out.push_back(
+      {.area = "Faults",
+       .name = "StalledHandshake",
+       .rule = Rule::StrayConnectionsIgnored,
+       .ranks = 3,
+       .run = [](Ctx& c) { strays(c, Stray::StalledHandshake); },
+       .summary = "connections that send half of a real hello, then nothing: both real peers are "
+                  "accepted"});
 }
 
 }  // namespace conformance

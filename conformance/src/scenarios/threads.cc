@@ -69,8 +69,10 @@ void driveComm(Ctx& c, void* comm, void* mhandle, Buffer* buffer, int index, dou
   for (int m = 0; m < kMessages && failures->count() == 0; m++) {
     uint64_t seed = 4000 + static_cast<uint64_t>(index) * 100 + m;
     std::string what = format("comm %d message %d", index, m);
-    if (sender) buffer->fill(seed, 0, kSize);
-    else buffer->clear(0, 0, kSize);
+    if (sender)
+      buffer->fill(seed, 0, kSize);
+    else
+      buffer->clear(0, 0, kSize);
     void* request = nullptr;
     while (request == nullptr) {  // NULL: not now, try again (rule 29)
       void* data = buffer->data();
@@ -85,15 +87,15 @@ void driveComm(Ctx& c, void* comm, void* mhandle, Buffer* buffer, int index, dou
         return;
       }
       if (request == nullptr && nowSeconds() > limit) {
-        failures->add(format("%s(%s) kept returning NULL", sender ? "isend" : "irecv",
-                             what.c_str()));
+        failures->add(
+            format("%s(%s) kept returning NULL", sender ? "isend" : "irecv", what.c_str()));
         return;
       }
     }
     int size = -1;
     if (!waitDone(c, request, &size, limit, what, failures)) return;
-    if (!sender && (size != static_cast<int>(kSize) ||
-                    buffer->verify(seed, 0, kSize) != Buffer::kMismatch)) {
+    if (!sender &&
+        (size != static_cast<int>(kSize) || buffer->verify(seed, 0, kSize) != Buffer::kMismatch)) {
       failures->add(format("%s arrived with %d B or wrong bytes", what.c_str(), size));
       return;
     }
@@ -144,10 +146,13 @@ void concurrentComms(Ctx& c) {
 }  // namespace
 
 void addThreadScenarios(std::vector<Scenario>& out) {
-  out.push_back({"Threads", "ConcurrentCommsAndRegistration", Rule::ThreadSafe, 2, 6,
-                 concurrentComms,
-                 "4 comms each driven by its own thread while another thread registers "
-                 "memory on a busy comm; every byte verified"});
+  out.push_back({.area = "Threads",
+                 .name = "ConcurrentCommsAndRegistration",
+                 .rule = Rule::ThreadSafe,
+                 .ranks = 2,
+                 .run = concurrentComms,
+                 .summary = "4 comms each driven by its own thread while another thread registers "
+                            "memory on a busy comm; every byte verified"});
 }
 
 }  // namespace conformance
