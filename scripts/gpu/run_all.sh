@@ -97,9 +97,9 @@ if want transport; then
     if timeout 500 env "$@" "$conformance" --plugin "$plugin" --profile "$root/conformance/profiles/$profile" \
         --abi v11 --device cuda --gtest_filter='*/Transport.*:*/GpuMemory.*' --json "$json" \
         >"$OUT/conformance-$name.log" 2>&1; then
-      note "$name: $(tail -1 "$OUT/conformance-$name.log")"
+      note "$name: $(grep -E "^(PASS|FAIL)" "$OUT/conformance-$name.log" | tail -1)"
     else
-      note "$name: FAILED: $(tail -1 "$OUT/conformance-$name.log")"
+      note "$name: FAILED: $(grep -E "^(PASS|FAIL)" "$OUT/conformance-$name.log" | tail -1)"
       grep -E "^(FAIL|     )" "$OUT/conformance-$name.log" | head -10 >>"$summary"
       status=1
     fi
