@@ -10,6 +10,8 @@
 #   ncclnet-sdk-ofi_X_A.deb      libnccl-net-sdk-ofi.so (needs libfabric1)
 #   ncclnet-sdk-ib_X_A.deb       libnccl-net-sdk-ib.so, and softverbs for
 #                                checking it without an RDMA device
+#   ncclnet-sdk-check_X_A.deb    libnccl-net-sdk-check.so, the contract
+#                                checker that wraps any plugin in a job
 # Binaries are stripped; run-time dependencies come from dpkg-shlibdeps.
 # Installed under /usr, so the plugins sit on the loader's default path,
 # where NCCL_NET_PLUGIN=sdk-socket finds them.
@@ -24,7 +26,7 @@ set(CPACK_STRIP_FILES ON)
 set(CPACK_PACKAGE_DIRECTORY ${PROJECT_BINARY_DIR}/packages)
 
 set(CPACK_DEB_COMPONENT_INSTALL ON)
-set(CPACK_COMPONENTS_ALL runtime dev socket)
+set(CPACK_COMPONENTS_ALL runtime dev socket check)
 if(TARGET sdk_ofi_plugin)
   list(APPEND CPACK_COMPONENTS_ALL ofi)
 endif()
@@ -73,5 +75,13 @@ set(CPACK_DEBIAN_IB_DESCRIPTION
     "NCCL net plugin sdk-ib (InfiniBand/RoCE verbs)
  libnccl-net-sdk-ib.so: NCCL_NET_PLUGIN=sdk-ib. Also softverbs, a software
  verbs device for checking the plugin without an RDMA device.")
+
+set(CPACK_DEBIAN_CHECK_PACKAGE_NAME ncclnet-sdk-check)
+set(CPACK_DEBIAN_CHECK_PACKAGE_SECTION net)
+set(CPACK_DEBIAN_CHECK_DESCRIPTION
+    "NCCL net plugin contract checker
+ libnccl-net-sdk-check.so: NCCL_NET_PLUGIN=sdk-check with
+ NCCLNET_CHECK_PLUGIN=<plugin> checks every call NCCL makes to that plugin
+ against the net plugin contract while a real job runs.")
 
 include(CPack)
