@@ -7,6 +7,7 @@
 
 #include <optional>
 
+#include "harness/verdict.hpp"
 #include "scenario/registry.hpp"
 
 namespace conformance {
@@ -68,22 +69,20 @@ class ScenarioTest : public testing::Test {
     RecordProperty("rule", ruleLabel(r.rule));
     RecordProperty("verdict", verdictName(r.verdict));
     if (!r.reason.empty()) RecordProperty("reason", r.reason);
-    switch (r.verdict) {
-      case Verdict::Pass: break;
-      case Verdict::Warn:
-        if (suite_->report->strict)
-          ADD_FAILURE() << "a SHOULD rule is broken, which --strict counts as a failure: "
-                        << r.reason << "\n  rerun: " << r.rerun;
-        break;
-      case Verdict::Fail: ADD_FAILURE() << r.reason << "\n  rerun: " << r.rerun; break;
-      case Verdict::NotRun:
-        if (suite_->report->strict) {
-          ADD_FAILURE() << "not run, which --strict counts as a failure: " << r.reason;
-        } else {
-          GTEST_SKIP() << r.reason;
-        }
-        break;
-      case Verdict::Excluded: GTEST_SKIP() << r.reason; break;
+    // Which verdicts fail the gtest is countsAsFailure's call, as for the
+    // JUnit report and the exit status; the rest skip or pass.
+    bool strict = suite_->report->strict;
+    if (countsAsFailure(r.verdict, strict)) {
+      if (r.verdict == Verdict::Warn) {
+        ADD_FAILURE() << "a SHOULD rule is broken, which --strict counts as a failure: " << r.reason
+                      << "\n  rerun: " << r.rerun;
+      } else if (r.verdict == Verdict::NotRun) {
+        ADD_FAILURE() << "not run, which --strict counts as a failure: " << r.reason;
+      } else {
+        ADD_FAILURE() << r.reason << "\n  rerun: " << r.rerun;
+      }
+    } else if (r.verdict == Verdict::NotRun || r.verdict == Verdict::Excluded) {
+      GTEST_SKIP() << r.reason;
     }
   }
 
