@@ -346,7 +346,6 @@ ncclResult_t Endpoint::deregMr(void* mhandle) {
 bool Endpoint::descriptorFor(void* mhandle, const void* data, size_t size, void** desc) {
   *desc = nullptr;
   if (mhandle == nullptr) return !needsLocalMr();
-  if (!hostCache_->contains(mhandle) && !cudaCache_->contains(mhandle)) return false;
   auto* entry = static_cast<MrCache::Entry*>(mhandle);
   if (size > 0 && !MrCache::covers(*entry, data, size)) return false;
   *desc = fi_mr_desc(static_cast<fid_mr*>(entry->handle));

@@ -99,8 +99,10 @@ class Endpoint {
   ncclResult_t regMrDmaBuf(void* data, size_t size, uint64_t offset, int fd, void** mhandle);
   ncclResult_t deregMr(void* mhandle);
   // The descriptor for a buffer inside `mhandle` (NULL mhandle: none, which
-  // only providers without FI_MR_LOCAL accept). False for a handle that is
-  // not a live registration or does not cover the buffer.
+  // only providers without FI_MR_LOCAL accept). False when the registration
+  // does not cover the buffer. `mhandle` is a live entry of this endpoint's
+  // caches: the SDK's object model refuses any other before the data path,
+  // so it is not looked up again here.
   bool descriptorFor(void* mhandle, const void* data, size_t size, void** desc);
   bool needsLocalMr() const { return (mrMode_ & FI_MR_LOCAL) != 0; }
   bool isGpuRegistration(const void* mhandle) const { return cudaCache_->contains(mhandle); }
