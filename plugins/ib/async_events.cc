@@ -11,7 +11,7 @@
 #include <cstring>
 #include <unordered_set>
 
-namespace sdkib {
+namespace ncclnet::ib {
 namespace {
 
 constexpr int kPollMs = 500;  // how long the thread sleeps between looks at stop_
@@ -233,4 +233,4 @@ void AsyncWatcher::handleLocked(const ibv_async_event& event) {
   w.health->fail(c.result);
 }
 
-}  // namespace sdkib
+}  // namespace ncclnet::ib

@@ -38,7 +38,7 @@
 #include "ncclnet/abi/net.h"
 #include "ncclnet/log.hpp"
 
-namespace sdkib {
+namespace ncclnet::ib {
 
 // What the watcher tells one comm: its first fatal event's result.
 class Health {
@@ -119,4 +119,4 @@ class AsyncWatcher {
   std::thread thread_;
 };
 
-}  // namespace sdkib
+}  // namespace ncclnet::ib

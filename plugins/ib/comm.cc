@@ -10,7 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace sdkib {
+namespace ncclnet::ib {
 namespace {
 
 struct Hint {
@@ -93,4 +93,4 @@ ncclResult_t CommBase::completionError(const ibv_wc& wc) {
   return hint.result;
 }
 
-}  // namespace sdkib
+}  // namespace ncclnet::ib

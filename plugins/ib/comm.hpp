@@ -35,7 +35,7 @@
 #include "oob.hpp"
 #include "send_plan.hpp"
 
-namespace sdkib {
+namespace ncclnet::ib {
 
 constexpr int kSlots = NCCL_NET_MAX_REQUESTS;
 
@@ -250,9 +250,9 @@ class RecvComm : public CommBase {
   ncclnet::RequestPool<Request> flushPool_{static_cast<size_t>(kSlots)};
 };
 
-}  // namespace sdkib
+}  // namespace ncclnet::ib
 
-namespace sdkib {
+namespace ncclnet::ib {
 
 template <class F>
 ncclResult_t CommBase::drain(F&& onSuccess) {
@@ -278,4 +278,4 @@ ncclResult_t CommBase::drain(F&& onSuccess) {
   return failed_;
 }
 
-}  // namespace sdkib
+}  // namespace ncclnet::ib

@@ -4,7 +4,7 @@
 
 #include <sys/socket.h>
 
-namespace sdkib {
+namespace ncclnet::ib {
 namespace {
 
 using ncclnet::enumKnob;
@@ -88,4 +88,4 @@ Config Config::defaults() {
   return c;
 }
 
-}  // namespace sdkib
+}  // namespace ncclnet::ib

@@ -9,7 +9,7 @@
 
 #include "ncclnet/params.hpp"
 
-namespace sdkib {
+namespace ncclnet::ib {
 
 // Defaults live in the knob table (config.cc), once: read() fills every
 // field, defaults() gives the table's defaults without the environment.
@@ -39,4 +39,4 @@ struct Config {
   static Config defaults();
 };
 
-}  // namespace sdkib
+}  // namespace ncclnet::ib

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <random>
 
-namespace sdkib {
+namespace ncclnet::ib {
 namespace {
 
 // magic, version and secret: enough to tell a stray from the peer.
@@ -226,4 +226,4 @@ Progress stepAccept(const AcceptContext& ctx, ListenComm& l, std::unique_ptr<Rec
   return Progress::kPending;
 }
 
-}  // namespace sdkib
+}  // namespace ncclnet::ib

@@ -24,7 +24,7 @@
 #include "ncclnet/object_model.hpp"
 #include "oob.hpp"
 
-namespace sdkib {
+namespace ncclnet::ib {
 
 constexpr uint64_t kHandleMagic = 0x7364'6b69'6268'6e33ull;  // "sdkibhn3"
 
@@ -111,4 +111,4 @@ Progress stepConnect(const Config& config, ConnectState& state, std::string* why
 Progress stepAccept(const AcceptContext& ctx, ListenComm& listen, std::unique_ptr<RecvComm>* out,
                     std::string* why);
 
-}  // namespace sdkib
+}  // namespace ncclnet::ib

@@ -19,7 +19,7 @@
 
 #include "ncclnet/cuda_driver.hpp"
 
-namespace sdkib {
+namespace ncclnet::ib {
 
 class DriverSlot {
  public:
@@ -48,4 +48,4 @@ class DriverSlot {
   bool closed_ = false;
 };
 
-}  // namespace sdkib
+}  // namespace ncclnet::ib

@@ -15,7 +15,7 @@
 #include "gpu_memory.hpp"
 #include "hca_filter.hpp"
 
-namespace sdkib {
+namespace ncclnet::ib {
 namespace {
 
 // realpath of <ibdev_path>/device: the PCI function's /sys directory.
@@ -244,4 +244,4 @@ ncclResult_t discoverPorts(const IbvApi& api, const Config& config, const ncclne
   return ncclSuccess;
 }
 
-}  // namespace sdkib
+}  // namespace ncclnet::ib

@@ -18,7 +18,7 @@
 #include "ncclnet/abi/net.h"
 #include "ncclnet/log.hpp"
 
-namespace sdkib {
+namespace ncclnet::ib {
 
 // One opened HCA: its context, the protection domain every comm on it
 // shares, the registration cache of that PD, the kinds of memory it can
@@ -77,4 +77,4 @@ bool adaptiveRoutingFor(int knob, uint8_t linkLayer);
 bool selectGid(const IbvApi& api, const Config& config, ibv_context* context, const char* ibdevPath,
                int port, const ibv_port_attr& attr, int* index, ibv_gid* gid, std::string* why);
 
-}  // namespace sdkib
+}  // namespace ncclnet::ib

@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace sdkib {
+namespace ncclnet::ib {
 namespace {
 
 constexpr uint8_t kMinRnrTimer = 12;
@@ -149,4 +149,4 @@ bool Endpoint::connect(const Config& config, const ConnInfo& remote, int sl, int
   return true;
 }
 
-}  // namespace sdkib
+}  // namespace ncclnet::ib

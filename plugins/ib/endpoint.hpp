@@ -16,7 +16,7 @@
 #include "devices.hpp"
 #include "ibv_api.hpp"
 
-namespace sdkib {
+namespace ncclnet::ib {
 
 constexpr int kMaxQps = 16;
 constexpr uint64_t kConnInfoMagic = 0x7364'6b69'6263'6932ull;  // "sdkibci2"
@@ -87,4 +87,4 @@ class Endpoint {
   uint32_t maxInline_ = 0;
 };
 
-}  // namespace sdkib
+}  // namespace ncclnet::ib

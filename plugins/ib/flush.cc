@@ -8,7 +8,7 @@
 
 #include "comm.hpp"
 
-namespace sdkib {
+namespace ncclnet::ib {
 
 bool RecvComm::setupFlush(const Config& config, std::string* why) {
   const Port& port = ep.port();
@@ -98,4 +98,4 @@ ncclResult_t RecvComm::testFlush(Request& r, int* done) {
   return error;
 }
 
-}  // namespace sdkib
+}  // namespace ncclnet::ib

@@ -10,7 +10,7 @@
 #include "ncclnet/abi/net.h"
 #include "ncclnet/cuda_driver.hpp"
 
-namespace sdkib {
+namespace ncclnet::ib {
 namespace {
 
 // The plugin's own driver object, released when NCCL unloads the plugin
@@ -73,4 +73,4 @@ ibv_mr* registerMemory(Hca& hca, void* data, size_t size, int type, const DmaBuf
   return mr;
 }
 
-}  // namespace sdkib
+}  // namespace ncclnet::ib

@@ -23,7 +23,7 @@
 #include "devices.hpp"
 #include "mr_cache.hpp"
 
-namespace sdkib {
+namespace ncclnet::ib {
 
 // Whether a peer-memory client module is loaded; `sysRoot` prefixes the
 // paths (tests).
@@ -39,4 +39,4 @@ int ptrSupportFor(bool peerMemory, bool dmaBuf);
 ibv_mr* registerMemory(Hca& hca, void* data, size_t size, int type, const DmaBufRange* dmabuf,
                        std::string* why);
 
-}  // namespace sdkib
+}  // namespace ncclnet::ib

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <sstream>
 
-namespace sdkib {
+namespace ncclnet::ib {
 
 HcaFilter::HcaFilter(const std::string& spec) {
   size_t pos = 0;
@@ -45,4 +45,4 @@ bool HcaFilter::keeps(const std::string& device, int port) const {
   return exclude_ ? !matched : matched;
 }
 
-}  // namespace sdkib
+}  // namespace ncclnet::ib

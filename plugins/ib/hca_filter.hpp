@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace sdkib {
+namespace ncclnet::ib {
 
 class HcaFilter {
  public:
@@ -25,4 +25,4 @@ class HcaFilter {
   std::vector<Entry> entries_;
 };
 
-}  // namespace sdkib
+}  // namespace ncclnet::ib

@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-namespace sdkib {
+namespace ncclnet::ib {
 namespace {
 
 // libibverbs versions its symbols; asking for the version first picks the
@@ -84,4 +84,4 @@ int IbvApi::queryPort(ibv_context* context, uint8_t port, ibv_port_attr* attr) c
   return queryPortCompat(context, port, attr);
 }
 
-}  // namespace sdkib
+}  // namespace ncclnet::ib

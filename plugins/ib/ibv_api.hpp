@@ -9,7 +9,7 @@
 
 #include <string>
 
-namespace sdkib {
+namespace ncclnet::ib {
 
 // The entry points, all resolved by IbvApi::load.
 struct IbvFunctions {
@@ -78,4 +78,4 @@ struct IbvApi : IbvFunctions {
   std::string path;  // what was loaded
 };
 
-}  // namespace sdkib
+}  // namespace ncclnet::ib

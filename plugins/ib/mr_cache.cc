@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace sdkib {
+namespace ncclnet::ib {
 
 MrCache::MrCache(const IbvApi& api, ibv_pd* pd, bool relaxedOrdering)
     : api_(api),
@@ -101,4 +101,4 @@ int MrCache::refsOf(const ibv_mr* mr) const {
   return 0;
 }
 
-}  // namespace sdkib
+}  // namespace ncclnet::ib

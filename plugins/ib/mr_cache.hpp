@@ -18,7 +18,7 @@
 
 #include "ibv_api.hpp"
 
-namespace sdkib {
+namespace ncclnet::ib {
 
 // A dma-buf holding the memory to register: `offset` is where the first
 // byte of the caller's buffer is in it. The fd stays the caller's (NCCL
@@ -76,4 +76,4 @@ class MrCache {
   std::vector<Entry> entries_;  // sorted by begin
 };
 
-}  // namespace sdkib
+}  // namespace ncclnet::ib

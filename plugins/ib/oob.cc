@@ -14,7 +14,7 @@
 #include <cstring>
 #include <sstream>
 
-namespace sdkib {
+namespace ncclnet::ib {
 namespace {
 
 socklen_t lengthOf(const sockaddr_storage& addr) {
@@ -209,13 +209,13 @@ std::string addressString(const sockaddr_storage& addr) {
   return std::string(host) + ":" + std::to_string(port);
 }
 
-}  // namespace sdkib
+}  // namespace ncclnet::ib
 
-namespace sdkib {
+namespace ncclnet::ib {
 std::string oobPeer(const Fd& fd) {
   sockaddr_storage addr{};
   socklen_t len = sizeof(addr);
   if (::getpeername(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "?";
   return addressString(addr);
 }
-}  // namespace sdkib
+}  // namespace ncclnet::ib

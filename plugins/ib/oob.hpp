@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace sdkib {
+namespace ncclnet::ib {
 
 // An owned socket descriptor.
 class Fd {
@@ -72,9 +72,9 @@ constexpr int kKeepAliveIntervalS = 5;
 constexpr int kKeepAliveProbes = 3;
 void oobKeepAlive(const Fd& fd);
 
-}  // namespace sdkib
+}  // namespace ncclnet::ib
 
-namespace sdkib {
+namespace ncclnet::ib {
 // The address at the other end of a connected socket ("?" if unknown).
 std::string oobPeer(const Fd& fd);
-}  // namespace sdkib
+}  // namespace ncclnet::ib

@@ -17,16 +17,16 @@
 #include "ibv_api.hpp"
 #include "ncclnet/plugin.hpp"
 
-namespace sdkib {
+namespace ncclnet::ib {
 
 class IbNet {
  public:
   static constexpr const char* kName = "sdk-ib";
-  using ListenComm = sdkib::ListenComm;
-  using SendComm = sdkib::SendComm;
-  using RecvComm = sdkib::RecvComm;
+  using ListenComm = ncclnet::ib::ListenComm;
+  using SendComm = ncclnet::ib::SendComm;
+  using RecvComm = ncclnet::ib::RecvComm;
   using MemHandle = MrHandle;
-  using Request = sdkib::Request;
+  using Request = ncclnet::ib::Request;
   using Connector = ConnectState;
 
   static ncclResult_t create(const ncclnet::InitArgs& args, std::unique_ptr<IbNet>* out) {
@@ -299,6 +299,6 @@ class IbNet {
   ncclnet::WarnLimit strays_;  // lines about connections that are not peers
 };
 
-}  // namespace sdkib
+}  // namespace ncclnet::ib
 
-NCCLNET_EXPORT_PLUGIN(sdkib::IbNet)
+NCCLNET_EXPORT_PLUGIN(ncclnet::ib::IbNet)

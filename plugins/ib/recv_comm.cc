@@ -6,7 +6,7 @@
 
 #include "comm.hpp"
 
-namespace sdkib {
+namespace ncclnet::ib {
 namespace {
 
 constexpr uint64_t kCtsWrId = ~0ull;  // completions of FIFO writes carry no request
@@ -152,4 +152,4 @@ ncclResult_t RecvComm::test(Request& r, int* done, int* sizes) {
   return error;
 }
 
-}  // namespace sdkib
+}  // namespace ncclnet::ib

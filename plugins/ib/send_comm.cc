@@ -9,7 +9,7 @@
 
 #include "comm.hpp"
 
-namespace sdkib {
+namespace ncclnet::ib {
 namespace {
 
 constexpr uint32_t kRecordBytes = kMaxRecvs * sizeof(int64_t);  // one slot's sizes record
@@ -221,4 +221,4 @@ ncclResult_t SendComm::test(Request& r, int* done, int* sizes) {
   return error;
 }
 
-}  // namespace sdkib
+}  // namespace ncclnet::ib

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-namespace sdkib {
+namespace ncclnet::ib {
 
 int firstQpFor(uint64_t seq, int nqps, bool split) {
   return split ? 0 : static_cast<int>(seq % static_cast<uint64_t>(nqps));
@@ -74,4 +74,4 @@ int buildQpChain(const SlotPlan& plan, int q, ibv_send_wr* wrs, ibv_sge* sges) {
   return count;
 }
 
-}  // namespace sdkib
+}  // namespace ncclnet::ib

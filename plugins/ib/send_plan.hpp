@@ -21,7 +21,7 @@
 
 #include <cstdint>
 
-namespace sdkib {
+namespace ncclnet::ib {
 
 constexpr int kMaxRecvs = 8;           // a grouped receive's buffers (maxRecvs)
 constexpr uint32_t kSplitAlign = 128;  // never tear an LL128 line across QPs
@@ -61,4 +61,4 @@ constexpr int kMaxChain = kMaxRecvs + 2;
 // returns its length. `wrs` and `sges` hold kMaxChain entries.
 int buildQpChain(const SlotPlan& plan, int q, ibv_send_wr* wrs, ibv_sge* sges);
 
-}  // namespace sdkib
+}  // namespace ncclnet::ib

@@ -15,7 +15,7 @@
 #include "ncclnet/object_model.hpp"
 #include "ncclnet/request_pool.hpp"
 
-namespace ncclnet::ofinet {
+namespace ncclnet::ofi {
 
 constexpr int kMaxRecvs = 8;                    // grouped receives per irecv (maxRecvs)
 constexpr uint32_t kHandleMagic = 0x4f464931;   // "OFI1"
@@ -209,4 +209,4 @@ class RecvComm final : public Comm {
 ncclResult_t testRequest(Comm* comm, Request* request, int* done, int* sizes);
 void releaseRequest(Comm* comm, Request* request);
 
-}  // namespace ncclnet::ofinet
+}  // namespace ncclnet::ofi

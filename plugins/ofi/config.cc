@@ -2,7 +2,7 @@
 // sdk-ofi: the knobs, declared once with their defaults (docs/plugins/ofi.md).
 #include "config.hpp"
 
-namespace ncclnet::ofinet {
+namespace ncclnet::ofi {
 namespace {
 
 constexpr Knob<Config> kKnobs[] = {
@@ -44,4 +44,4 @@ ncclResult_t Config::read(ParamTable& params, Config* out) {
   return ncclSuccess;
 }
 
-}  // namespace ncclnet::ofinet
+}  // namespace ncclnet::ofi

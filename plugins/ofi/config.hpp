@@ -6,7 +6,7 @@
 
 #include "ncclnet/params.hpp"
 
-namespace ncclnet::ofinet {
+namespace ncclnet::ofi {
 
 // Defaults live in the knob table (config.cc), once; read() fills every field.
 struct Config {
@@ -23,4 +23,4 @@ struct Config {
   static ncclResult_t read(ParamTable& params, Config* out);
 };
 
-}  // namespace ncclnet::ofinet
+}  // namespace ncclnet::ofi

@@ -8,7 +8,7 @@
 
 #include "comm.hpp"
 
-namespace ncclnet::ofinet {
+namespace ncclnet::ofi {
 
 // ---- any comm -----------------------------------------------------------------
 
@@ -193,4 +193,4 @@ void SendComm::onError(int, const fi_cq_err_entry& entry, const std::string& tex
                static_cast<unsigned long long>(listenId_), text.c_str());
 }
 
-}  // namespace ncclnet::ofinet
+}  // namespace ncclnet::ofi

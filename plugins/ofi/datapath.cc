@@ -8,7 +8,7 @@
 #include "comm.hpp"
 #include "remote.hpp"
 
-namespace ncclnet::ofinet {
+namespace ncclnet::ofi {
 
 // ---- requests ---------------------------------------------------------------
 
@@ -309,4 +309,4 @@ void RecvComm::cancelAll() {
   }
 }
 
-}  // namespace ncclnet::ofinet
+}  // namespace ncclnet::ofi

@@ -13,7 +13,7 @@
 
 #include "dmabuf.hpp"
 
-namespace ncclnet::ofinet {
+namespace ncclnet::ofi {
 namespace {
 
 // The hints every NIC must satisfy. Tagged messages with directed receive
@@ -273,4 +273,4 @@ ncclResult_t discoverNics(const Config& config, const Logger& log, std::vector<N
   return ncclSuccess;
 }
 
-}  // namespace ncclnet::ofinet
+}  // namespace ncclnet::ofi

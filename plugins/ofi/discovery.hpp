@@ -10,7 +10,7 @@
 #include "ncclnet/log.hpp"
 #include "tag.hpp"
 
-namespace ncclnet::ofinet {
+namespace ncclnet::ofi {
 
 // One NCCL device: one domain of the chosen provider.
 struct Nic {
@@ -38,4 +38,4 @@ ncclResult_t discoverNics(const Config& config, const Logger& log, std::vector<N
 bool isLoopbackInfo(const fi_info* info);
 std::vector<std::string> splitList(const std::string& list);
 
-}  // namespace ncclnet::ofinet
+}  // namespace ncclnet::ofi

@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-namespace ncclnet::ofinet {
+namespace ncclnet::ofi {
 namespace {
 
 std::string versionText(uint32_t version) {
@@ -54,4 +54,4 @@ int registerDmaBuf(fid_domain* domain, fi_mr_attr attr, const DmaBufRegion& regi
 #endif
 }
 
-}  // namespace ncclnet::ofinet
+}  // namespace ncclnet::ofi

@@ -26,7 +26,7 @@
 #define NCCLNET_OFI_BUILT_WITH_DMABUF 0
 #endif
 
-namespace ncclnet::ofinet {
+namespace ncclnet::ofi {
 
 constexpr uint32_t kDmaBufMinVersion = FI_VERSION(1, 20);
 constexpr bool kBuiltWithDmaBuf = NCCLNET_OFI_BUILT_WITH_DMABUF != 0;
@@ -50,4 +50,4 @@ struct DmaBufRegion {
 // -FI_EOPNOTSUPP in a build without FI_MR_DMABUF.
 int registerDmaBuf(fid_domain* domain, fi_mr_attr attr, const DmaBufRegion& region, fid_mr** mr);
 
-}  // namespace ncclnet::ofinet
+}  // namespace ncclnet::ofi

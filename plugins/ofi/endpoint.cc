@@ -13,7 +13,7 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
-namespace ncclnet::ofinet {
+namespace ncclnet::ofi {
 namespace {
 
 #define OFI_CHECK(call, what)                                                      \
@@ -367,4 +367,4 @@ void Endpoint::releaseControl(MrCache::Entry* entry) {
   if (entry != nullptr) hostCache_->release(entry);
 }
 
-}  // namespace ncclnet::ofinet
+}  // namespace ncclnet::ofi

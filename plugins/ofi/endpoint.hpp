@@ -38,7 +38,7 @@
 #include "remote.hpp"
 #include "stray.hpp"
 
-namespace ncclnet::ofinet {
+namespace ncclnet::ofi {
 
 // An object closed by NCCL while libfabric still held some of its contexts:
 // the endpoint keeps it until they have all come back (or the endpoint is
@@ -172,4 +172,4 @@ class Endpoint {
   Remote* self_ = nullptr;
 };
 
-}  // namespace ncclnet::ofinet
+}  // namespace ncclnet::ofi

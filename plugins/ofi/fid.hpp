@@ -13,7 +13,7 @@
 
 #include "ncclnet/abi/common.h"
 
-namespace ncclnet::ofinet {
+namespace ncclnet::ofi {
 
 // Every fid_* starts with a `struct fid`; fi_close on it releases the object.
 // Close errors are ignored: there is nobody left to tell, and libfabric
@@ -87,4 +87,4 @@ inline std::string fiError(int fiErr) {
   return fi_strerror(fiErr < 0 ? -fiErr : fiErr);
 }
 
-}  // namespace ncclnet::ofinet
+}  // namespace ncclnet::ofi

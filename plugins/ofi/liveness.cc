@@ -7,7 +7,7 @@
 #include "endpoint.hpp"
 #include "probe_inbox.hpp"
 
-namespace ncclnet::ofinet {
+namespace ncclnet::ofi {
 
 ncclResult_t Endpoint::startWatchdog() {
   // Often enough that a ping goes out close to its interval.
@@ -90,4 +90,4 @@ void Endpoint::onProbe(const ProbeMessage& message, size_t length) {
   pinger->answer(message.token);
 }
 
-}  // namespace ncclnet::ofinet
+}  // namespace ncclnet::ofi

@@ -4,7 +4,7 @@
 
 #include <utility>
 
-namespace ncclnet::ofinet {
+namespace ncclnet::ofi {
 
 MrCache::MrCache(size_t pageSize, bool share, RegisterFn registerFn, DeregisterFn deregisterFn)
     : pageSize_(pageSize ? pageSize : 4096),
@@ -76,4 +76,4 @@ bool MrCache::release(const void* handle) {
   return false;  // unreachable: live_ and byBegin_ agree
 }
 
-}  // namespace ncclnet::ofinet
+}  // namespace ncclnet::ofi

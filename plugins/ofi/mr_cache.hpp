@@ -16,7 +16,7 @@
 #include <memory>
 #include <unordered_set>
 
-namespace ncclnet::ofinet {
+namespace ncclnet::ofi {
 
 class MrCache {
  public:
@@ -70,4 +70,4 @@ class MrCache {
   std::unordered_set<const void*> live_;
 };
 
-}  // namespace ncclnet::ofinet
+}  // namespace ncclnet::ofi

@@ -16,7 +16,7 @@
 #include "endpoint.hpp"
 #include "ncclnet/plugin.hpp"
 
-namespace ncclnet::ofinet {
+namespace ncclnet::ofi {
 namespace {
 
 // A registration: an entry of the endpoint's MR cache, released once.
@@ -66,11 +66,11 @@ class Connecting {
 class OfiNet {
  public:
   static constexpr const char* kName = "sdk-ofi";
-  using ListenComm = ofinet::ListenComm;
-  using SendComm = ofinet::SendComm;
-  using RecvComm = ofinet::RecvComm;
+  using ListenComm = ofi::ListenComm;
+  using SendComm = ofi::SendComm;
+  using RecvComm = ofi::RecvComm;
   using MemHandle = Registration;
-  using Request = ofinet::Request;
+  using Request = ofi::Request;
   using Connector = Connecting;
 
   static ncclResult_t create(const InitArgs& args, std::unique_ptr<OfiNet>* out) {
@@ -385,6 +385,6 @@ class OfiNet {
   std::vector<std::unique_ptr<Device>> devices_;  // outlive every comm (the SDK closes them first)
 };
 
-}  // namespace ncclnet::ofinet
+}  // namespace ncclnet::ofi
 
-NCCLNET_EXPORT_PLUGIN(ncclnet::ofinet::OfiNet)
+NCCLNET_EXPORT_PLUGIN(ncclnet::ofi::OfiNet)

@@ -5,7 +5,7 @@
 
 #include "endpoint.hpp"
 
-namespace ncclnet::ofinet {
+namespace ncclnet::ofi {
 
 class Endpoint::ProbeInbox final : public CompletionSink {
  public:
@@ -62,4 +62,4 @@ class Endpoint::ProbeInbox final : public CompletionSink {
   MrCache::Entry* control_ = nullptr;
 };
 
-}  // namespace ncclnet::ofinet
+}  // namespace ncclnet::ofi

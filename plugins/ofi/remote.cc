@@ -7,7 +7,7 @@
 
 #include "comm.hpp"
 
-namespace ncclnet::ofinet {
+namespace ncclnet::ofi {
 
 Remote::Remote(Endpoint* endpoint, fi_addr_t addr, uint64_t id, std::string name, bool self)
     : endpoint_(endpoint), addr_(addr), id_(id), name_(std::move(name)), self_(self) {
@@ -137,4 +137,4 @@ void Remote::onError(int index, const fi_cq_err_entry&, const std::string& text)
   if (busy()) declareGone("a ping failed: " + text);
 }
 
-}  // namespace ncclnet::ofinet
+}  // namespace ncclnet::ofi

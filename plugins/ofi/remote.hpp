@@ -24,7 +24,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace ncclnet::ofinet {
+namespace ncclnet::ofi {
 
 using Clock = std::chrono::steady_clock;
 
@@ -136,4 +136,4 @@ class Remote final : public CompletionSink {
   void* pongControl_ = nullptr;
 };
 
-}  // namespace ncclnet::ofinet
+}  // namespace ncclnet::ofi

@@ -15,7 +15,7 @@
 #include <memory>
 #include <string>
 
-namespace ncclnet::ofinet {
+namespace ncclnet::ofi {
 
 std::unique_ptr<StraySweeper> StraySweeper::forAddress(const std::vector<uint8_t>& address,
                                                        int idleMs, const Logger& log) {
@@ -116,4 +116,4 @@ int StraySweeper::sweep() {
   return closed;
 }
 
-}  // namespace ncclnet::ofinet
+}  // namespace ncclnet::ofi

@@ -20,7 +20,7 @@
 
 #include "ncclnet/log.hpp"
 
-namespace ncclnet::ofinet {
+namespace ncclnet::ofi {
 
 class StraySweeper {
  public:
@@ -48,4 +48,4 @@ class StraySweeper {
   int64_t lastWarnMs_ = -1;  // WARN at most once a minute; INFO otherwise
 };
 
-}  // namespace ncclnet::ofinet
+}  // namespace ncclnet::ofi

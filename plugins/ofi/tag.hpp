@@ -25,7 +25,7 @@
 
 #include <cstdint>
 
-namespace ncclnet::ofinet {
+namespace ncclnet::ofi {
 
 class TagLayout {
  public:
@@ -95,4 +95,4 @@ class TagLayout {
   int tagBits_ = 32;
 };
 
-}  // namespace ncclnet::ofinet
+}  // namespace ncclnet::ofi

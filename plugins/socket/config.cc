@@ -16,7 +16,7 @@
 #include "ncclnet/nccl_protocols.hpp"
 #include "stream.hpp"
 
-namespace ncclnet::socketnet {
+namespace ncclnet::socket {
 
 void autoThreads(int cores, int* nThreads, int* nSocksPerThread) {
   // Below 8 cores a helper thread has no core of its own: NCCL's progress
@@ -232,4 +232,4 @@ ncclResult_t Config::read(ParamTable& params, int cores, Config* out) {
   return ncclSuccess;
 }
 
-}  // namespace ncclnet::socketnet
+}  // namespace ncclnet::socket

@@ -9,7 +9,7 @@
 #include "ncclnet/params.hpp"
 #include "timeline.hpp"
 
-namespace ncclnet::socketnet {
+namespace ncclnet::socket {
 
 class HelperCensus;
 struct Patience;
@@ -78,4 +78,4 @@ int autoIdleSpinUs(int cores);
 // thread shrink first, as NCCL does).
 void capThreads(int* nThreads, int* nSocksPerThread);
 
-}  // namespace ncclnet::socketnet
+}  // namespace ncclnet::socket

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <random>
 
-namespace ncclnet::socketnet {
+namespace ncclnet::socket {
 
 namespace {
 
@@ -95,8 +95,8 @@ ncclResult_t ListenComm::accept(std::unique_ptr<RecvComm>* out) {
     for (int i = 1; i < expected; i++) data.push_back(std::move(g.sockets[i]));
     Shape shape{config_.nThreads, config_.minTaskBytes, config_.patience(), config_.helperCensus,
                 config_.threadsAutomatic};
-    auto core = std::make_unique<CommCore>(std::move(control), std::move(data), shape, false, log_,
-                                           "recvComm from " + g.peer);
+    auto core = std::make_unique<ConnectionSockets>(std::move(control), std::move(data), shape,
+                                                    false, log_, "recvComm from " + g.peer);
     NCCLNET_INFO(log_, NCCL_NET,
                  "accepted a connection from %s on %s (%d data sockets, %d helper threads)",
                  g.peer.c_str(), where_.c_str(), expected - 1, core->helperThreads());
@@ -317,8 +317,8 @@ ncclResult_t Connector::step(std::unique_ptr<SendComm>* out) {
   // too: a count its operator set is kept.
   Shape shape{handle_.nThreads, handle_.minTaskBytes, config_.patience(), config_.helperCensus,
               config_.threadsAutomatic && handle_.nThreads == config_.nThreads};
-  auto core = std::make_unique<CommCore>(std::move(control), std::move(data), shape, true, log_,
-                                         "sendComm to " + where_);
+  auto core = std::make_unique<ConnectionSockets>(std::move(control), std::move(data), shape, true,
+                                                  log_, "sendComm to " + where_);
   int threads = core->helperThreads();
   *out =
       std::make_unique<SendComm>(std::move(core), config_.inlineBytes, config_.timelineOptions());
@@ -327,4 +327,4 @@ ncclResult_t Connector::step(std::unique_ptr<SendComm>* out) {
   return ncclSuccess;
 }
 
-}  // namespace ncclnet::socketnet
+}  // namespace ncclnet::socket

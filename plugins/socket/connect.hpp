@@ -17,7 +17,7 @@
 #include "send_comm.hpp"
 #include "wire.hpp"
 
-namespace ncclnet::socketnet {
+namespace ncclnet::socket {
 
 using Clock = std::chrono::steady_clock;
 
@@ -95,4 +95,4 @@ class Connector {
 // A random 64-bit value (cookies and connection ids).
 uint64_t randomId();
 
-}  // namespace ncclnet::socketnet
+}  // namespace ncclnet::socket

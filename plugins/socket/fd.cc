@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 
-namespace ncclnet::socketnet {
+namespace ncclnet::socket {
 
 namespace {
 
@@ -80,4 +80,4 @@ void tuneSocket(int fd, int peerTimeoutMs, int bufferBytes) {
   }
 }
 
-}  // namespace ncclnet::socketnet
+}  // namespace ncclnet::socket

@@ -10,7 +10,7 @@
 #include <cstddef>
 #include <utility>
 
-namespace ncclnet::socketnet {
+namespace ncclnet::socket {
 
 class Fd {
  public:
@@ -54,4 +54,4 @@ Fd openStreamSocket(int family);
 // unnoticed, and optional fixed buffer sizes.
 void tuneSocket(int fd, int peerTimeoutMs, int bufferBytes);
 
-}  // namespace ncclnet::socketnet
+}  // namespace ncclnet::socket

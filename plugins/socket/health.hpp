@@ -11,7 +11,7 @@
 
 #include "ncclnet/log.hpp"
 
-namespace ncclnet::socketnet {
+namespace ncclnet::socket {
 
 class Health {
  public:
@@ -39,4 +39,4 @@ class Health {
   std::string what_;  // "sendComm to 10.0.0.2<4312>", for every line
 };
 
-}  // namespace ncclnet::socketnet
+}  // namespace ncclnet::socket

@@ -13,7 +13,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace ncclnet::socketnet {
+namespace ncclnet::socket {
 
 IfnameFilter IfnameFilter::parse(const std::string& spec) {
   IfnameFilter filter;
@@ -156,4 +156,4 @@ std::string describeAddress(const sockaddr* addr) {
   return "(unknown family " + std::to_string(addr->sa_family) + ")";
 }
 
-}  // namespace ncclnet::socketnet
+}  // namespace ncclnet::socket

@@ -11,7 +11,7 @@
 
 #include "ncclnet/log.hpp"
 
-namespace ncclnet::socketnet {
+namespace ncclnet::socket {
 
 // NCCL_SOCKET_IFNAME: "eth,ib" (prefixes), "=eth0,eth1" (exact names),
 // "^docker,lo" (everything but these prefixes), "^=eth0" (everything but
@@ -56,4 +56,4 @@ int speedOf(const std::string& ifname, bool* fromSysfs);
 // "1.2.3.4<port>" / "[::1]<port>" for logs.
 std::string describeAddress(const sockaddr* addr);
 
-}  // namespace ncclnet::socketnet
+}  // namespace ncclnet::socket

@@ -9,7 +9,7 @@
 
 #include "timeline.hpp"
 
-namespace ncclnet::socketnet {
+namespace ncclnet::socket {
 
 int runnableThreads(const char* line) {
   double load1 = 0, load5 = 0, load15 = 0;
@@ -50,4 +50,4 @@ bool MachineLoad::read() {
   return runnableThreads(line) > cpus_ + cpus_ / 2;
 }
 
-}  // namespace ncclnet::socketnet
+}  // namespace ncclnet::socket

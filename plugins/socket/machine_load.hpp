@@ -11,7 +11,7 @@
 
 #include "fd.hpp"
 
-namespace ncclnet::socketnet {
+namespace ncclnet::socket {
 
 class MachineLoad {
  public:
@@ -40,4 +40,4 @@ class MachineLoad {
 // The count in a /proc/loadavg line, or -1 when the line is malformed.
 int runnableThreads(const char* line);
 
-}  // namespace ncclnet::socketnet
+}  // namespace ncclnet::socket

@@ -10,7 +10,7 @@
 #include "ncclnet/plugin.hpp"
 #include "ncclnet/unpack.hpp"
 
-namespace ncclnet::socketnet {
+namespace ncclnet::socket {
 
 namespace {
 
@@ -28,12 +28,12 @@ struct Region {};
 class SocketNet {
  public:
   static constexpr const char* kName = "sdk-socket";
-  using ListenComm = socketnet::ListenComm;
-  using SendComm = socketnet::SendComm;
-  using RecvComm = socketnet::RecvComm;
+  using ListenComm = socket::ListenComm;
+  using SendComm = socket::SendComm;
+  using RecvComm = socket::RecvComm;
   using MemHandle = Region;
   using Request = RequestBase;
-  using Connector = socketnet::Connector;
+  using Connector = socket::Connector;
 
   static ncclResult_t create(const InitArgs& args, std::unique_ptr<SocketNet>* out) {
     auto net = std::unique_ptr<SocketNet>(new SocketNet(args.logger));
@@ -237,6 +237,6 @@ class SocketNet {
   std::shared_ptr<unpack::BouncePool> bounce_;  // UNPACK bounce pages, from the first accept
 };
 
-}  // namespace ncclnet::socketnet
+}  // namespace ncclnet::socket
 
-NCCLNET_EXPORT_PLUGIN(ncclnet::socketnet::SocketNet)
+NCCLNET_EXPORT_PLUGIN(ncclnet::socket::SocketNet)

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace ncclnet::socketnet {
+namespace ncclnet::socket {
 
 namespace {
 // From this many bytes of an inline payload still to come (with nothing
@@ -17,7 +17,7 @@ constexpr const char* kRecvStages[3] = {"waiting for the header", "header to las
                                         "last byte to test()"};
 }  // namespace
 
-RecvComm::RecvComm(std::unique_ptr<CommCore> core, TimelineOptions timeline)
+RecvComm::RecvComm(std::unique_ptr<ConnectionSockets> core, TimelineOptions timeline)
     : core_(std::move(core)), timeline_(std::move(timeline), kRecvStages) {
   timeline_.nameTrace("recv", core_->controlFd());
 }
@@ -291,4 +291,4 @@ bool RecvComm::onHeader(const DataHeader& h) {
   return true;
 }
 
-}  // namespace ncclnet::socketnet
+}  // namespace ncclnet::socket

@@ -5,17 +5,17 @@
 #include <deque>
 #include <memory>
 
-#include "core.hpp"
+#include "connection_sockets.hpp"
 #include "ncclnet/request_pool.hpp"
 #include "requests.hpp"
 #include "timeline.hpp"
 
-namespace ncclnet::socketnet {
+namespace ncclnet::socket {
 
 class RecvComm {
  public:
   // `timeline`: what NCCLNET_SOCKET_TIMELINE and _TRACE_DIR want at close.
-  RecvComm(std::unique_ptr<CommCore> core, TimelineOptions timeline);
+  RecvComm(std::unique_ptr<ConnectionSockets> core, TimelineOptions timeline);
   ~RecvComm();
   RecvComm(const RecvComm&) = delete;
   RecvComm& operator=(const RecvComm&) = delete;
@@ -47,7 +47,7 @@ class RecvComm {
   // Ends a request that will not reach irecvConsumed (failed).
   void retire(RecvRequest* r);
 
-  std::unique_ptr<CommCore> core_;
+  std::unique_ptr<ConnectionSockets> core_;
   RequestPool<RecvRequest> pool_{NCCL_NET_MAX_REQUESTS};
   std::deque<RecvRequest*> matching_;  // posted receives with unmatched buffers, oldest first
   // An inline payload being copied out of the control stream.
@@ -61,4 +61,4 @@ class RecvComm {
   Timeline timeline_;
 };
 
-}  // namespace ncclnet::socketnet
+}  // namespace ncclnet::socket

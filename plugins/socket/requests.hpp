@@ -11,7 +11,7 @@
 #include "timeline.hpp"
 #include "wire.hpp"
 
-namespace ncclnet::socketnet {
+namespace ncclnet::socket {
 
 // The type NCCL's requests have in the SDK's object model: the SDK tells
 // test() which comm (and so which kind) a request belongs to.
@@ -51,4 +51,4 @@ struct RecvRequest : RequestBase {
   bool reported = false;
 };
 
-}  // namespace ncclnet::socketnet
+}  // namespace ncclnet::socket

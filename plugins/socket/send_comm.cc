@@ -7,14 +7,15 @@
 #include <climits>
 #include <vector>
 
-namespace ncclnet::socketnet {
+namespace ncclnet::socket {
 
 namespace {
 constexpr const char* kSendStages[3] = {"waiting for clear-to-send", "matched to last byte sent",
                                         "last byte to test()"};
 }  // namespace
 
-SendComm::SendComm(std::unique_ptr<CommCore> core, size_t inlineBytes, TimelineOptions timeline)
+SendComm::SendComm(std::unique_ptr<ConnectionSockets> core, size_t inlineBytes,
+                   TimelineOptions timeline)
     : core_(std::move(core)),
       inlineBytes_(inlineBytes),
       timeline_(std::move(timeline), kSendStages) {
@@ -198,4 +199,4 @@ void SendComm::sendHeader(SendRequest* r, size_t ahead, int slot, uint8_t flags)
   r->controlEnd = core_->controlQueued();
 }
 
-}  // namespace ncclnet::socketnet
+}  // namespace ncclnet::socket

@@ -5,17 +5,17 @@
 #include <deque>
 #include <memory>
 
-#include "core.hpp"
+#include "connection_sockets.hpp"
 #include "ncclnet/request_pool.hpp"
 #include "requests.hpp"
 #include "timeline.hpp"
 
-namespace ncclnet::socketnet {
+namespace ncclnet::socket {
 
 class SendComm {
  public:
   // `timeline`: what NCCLNET_SOCKET_TIMELINE and _TRACE_DIR want at close.
-  SendComm(std::unique_ptr<CommCore> core, size_t inlineBytes, TimelineOptions timeline);
+  SendComm(std::unique_ptr<ConnectionSockets> core, size_t inlineBytes, TimelineOptions timeline);
   ~SendComm();
   SendComm(const SendComm&) = delete;
   SendComm& operator=(const SendComm&) = delete;
@@ -42,7 +42,7 @@ class SendComm {
     }
   };
 
-  std::unique_ptr<CommCore> core_;
+  std::unique_ptr<ConnectionSockets> core_;
   size_t inlineBytes_;
   RequestPool<SendRequest> pool_{NCCL_NET_MAX_REQUESTS * kMaxRecvs};
   std::deque<SendRequest*> unmatched_;  // posting order
@@ -50,4 +50,4 @@ class SendComm {
   Timeline timeline_;
 };
 
-}  // namespace ncclnet::socketnet
+}  // namespace ncclnet::socket

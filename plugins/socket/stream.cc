@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace ncclnet::socketnet {
+namespace ncclnet::socket {
 
 namespace {
 // A worker re-checks its stop flag at least this often even if no wake-up
@@ -197,4 +197,4 @@ bool Worker::sleep(const std::vector<Stream*>& pending) {
   return n > 0;
 }
 
-}  // namespace ncclnet::socketnet
+}  // namespace ncclnet::socket

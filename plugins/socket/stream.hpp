@@ -16,7 +16,7 @@
 #include "machine_load.hpp"
 #include "timeline.hpp"
 
-namespace ncclnet::socketnet {
+namespace ncclnet::socket {
 
 // A byte range of one request; `pending` counts the request's unfinished
 // ranges and is told when this one completes.
@@ -174,4 +174,4 @@ class Worker {
   std::thread thread_;
 };
 
-}  // namespace ncclnet::socketnet
+}  // namespace ncclnet::socket

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cstddef>
 
-namespace ncclnet::socketnet {
+namespace ncclnet::socket {
 
 struct Stripe {
   int stream = 0;
@@ -35,4 +35,4 @@ inline int planStripes(size_t size, int streams, size_t minTask, int first, Stri
   return n;
 }
 
-}  // namespace ncclnet::socketnet
+}  // namespace ncclnet::socket

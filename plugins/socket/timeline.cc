@@ -12,7 +12,7 @@
 #include <cstdio>
 #include <cstring>
 
-namespace ncclnet::socketnet {
+namespace ncclnet::socket {
 
 Timeline::Timeline(TimelineOptions options, const char* const (&stages)[3])
     : options_(std::move(options)),
@@ -129,4 +129,4 @@ void Timeline::report(const Logger& log, const std::string& what) const {
   }
 }
 
-}  // namespace ncclnet::socketnet
+}  // namespace ncclnet::socket

@@ -21,7 +21,7 @@
 
 #include "ncclnet/log.hpp"
 
-namespace ncclnet::socketnet {
+namespace ncclnet::socket {
 
 inline int64_t steadyNowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -130,4 +130,4 @@ class CallClock {
   int64_t startNs_;
 };
 
-}  // namespace ncclnet::socketnet
+}  // namespace ncclnet::socket

@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-namespace ncclnet::socketnet {
+namespace ncclnet::socket {
 
 namespace {
 
@@ -170,4 +170,4 @@ bool decodeCts(const uint8_t* in, ClearToSend* out) {
   return true;
 }
 
-}  // namespace ncclnet::socketnet
+}  // namespace ncclnet::socket

@@ -14,7 +14,7 @@
 
 #include "ncclnet/abi/common.h"
 
-namespace ncclnet::socketnet {
+namespace ncclnet::socket {
 
 constexpr uint32_t kMagic = 0x4b53'4453;  // "SDSK" in memory on little-endian
 constexpr uint16_t kProtocolVersion = 1;
@@ -81,4 +81,4 @@ constexpr size_t kCtsBytes = 8 + kMaxRecvs * 8 + kMaxRecvs * 4;
 void encodeCts(const ClearToSend& c, uint8_t* out);
 bool decodeCts(const uint8_t* in, ClearToSend* out);
 
-}  // namespace ncclnet::socketnet
+}  // namespace ncclnet::socket

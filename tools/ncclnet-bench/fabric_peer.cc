@@ -23,7 +23,7 @@
 #include <cstring>
 #include <vector>
 
-namespace bench {
+namespace ncclnet::bench {
 
 namespace {
 
@@ -271,4 +271,4 @@ std::unique_ptr<Peer> FabricPeer::open(size_t maxSize, int window, Pair& pair, s
   return peer;
 }
 
-}  // namespace bench
+}  // namespace ncclnet::bench

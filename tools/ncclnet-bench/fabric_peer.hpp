@@ -12,11 +12,11 @@
 #include "pair.hpp"
 #include "peer.hpp"
 
-namespace bench {
+namespace ncclnet::bench {
 
 class FabricPeer : public Peer {
  public:
   static std::unique_ptr<Peer> open(size_t maxSize, int window, Pair& pair, std::string* why);
 };
 
-}  // namespace bench
+}  // namespace ncclnet::bench

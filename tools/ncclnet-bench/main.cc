@@ -24,7 +24,7 @@
 #include "fabric_peer.hpp"
 #endif
 
-namespace bench {
+namespace ncclnet::bench {
 namespace {
 
 struct Options {
@@ -209,10 +209,10 @@ int defaultTcpStreams() {
 }
 
 }  // namespace
-}  // namespace bench
+}  // namespace ncclnet::bench
 
 int main(int argc, char** argv) {
-  using namespace bench;
+  using namespace ncclnet::bench;
   if (argc == 2 && std::string(argv[1]) == "--version") {
     std::printf("%s\n", ncclnet::host::versionLine("ncclnet-bench").c_str());
     return 0;

@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <thread>
 
-namespace bench {
+namespace ncclnet::bench {
 
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -98,4 +98,4 @@ int Pair::join(double seconds) {
   return -1;
 }
 
-}  // namespace bench
+}  // namespace ncclnet::bench

@@ -10,7 +10,7 @@
 #include <cstddef>
 #include <functional>
 
-namespace bench {
+namespace ncclnet::bench {
 
 using Clock = std::chrono::steady_clock;
 
@@ -41,4 +41,4 @@ class Pair {
 
 double secondsSince(Clock::time_point start);
 
-}  // namespace bench
+}  // namespace ncclnet::bench

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <string>
 
-namespace bench {
+namespace ncclnet::bench {
 
 class Peer {
  public:
@@ -23,4 +23,4 @@ class Peer {
   virtual bool pingpong(bool initiator, size_t size, int iters) = 0;
 };
 
-}  // namespace bench
+}  // namespace ncclnet::bench

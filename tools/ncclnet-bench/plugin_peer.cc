@@ -8,7 +8,7 @@
 #include <cstring>
 #include <deque>
 
-namespace bench {
+namespace ncclnet::bench {
 
 namespace {
 constexpr int kTag = 0;
@@ -235,4 +235,4 @@ bool PluginPeer::pingpong(bool initiator, size_t size, int iters) {
   return true;
 }
 
-}  // namespace bench
+}  // namespace ncclnet::bench

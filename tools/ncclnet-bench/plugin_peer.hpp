@@ -13,7 +13,7 @@
 #include "pair.hpp"
 #include "peer.hpp"
 
-namespace bench {
+namespace ncclnet::bench {
 
 struct PluginOptions {
   std::string pluginList;              // NCCL_NET_PLUGIN value: a path or a name
@@ -57,4 +57,4 @@ class PluginPeer : public Peer {
   std::vector<void*> recvMrs_;
 };
 
-}  // namespace bench
+}  // namespace ncclnet::bench

@@ -12,7 +12,7 @@
 #include "ncclnet/host/json_writer.hpp"
 #include "stats.hpp"
 
-namespace bench {
+namespace ncclnet::bench {
 
 namespace {
 
@@ -244,4 +244,4 @@ bool writeJson(const std::string& path, const Schedule& schedule,
   return true;
 }
 
-}  // namespace bench
+}  // namespace ncclnet::bench

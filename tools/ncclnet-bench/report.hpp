@@ -9,7 +9,7 @@
 
 #include "runner.hpp"
 
-namespace bench {
+namespace ncclnet::bench {
 
 struct RunInfo {
   std::string version;               // the tool's version line
@@ -30,4 +30,4 @@ void printText(const Schedule& schedule, const std::vector<SubjectResult>& resul
 bool writeJson(const std::string& path, const Schedule& schedule,
                const std::vector<SubjectResult>& results, const RunInfo& info, std::string* why);
 
-}  // namespace bench
+}  // namespace ncclnet::bench

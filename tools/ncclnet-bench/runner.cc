@@ -7,7 +7,7 @@
 
 #include "stats.hpp"
 
-namespace bench {
+namespace ncclnet::bench {
 
 namespace {
 
@@ -135,4 +135,4 @@ bool measureSideBySide(const Schedule& schedule, const std::vector<Opener>& subj
   return pair.join() == 0;
 }
 
-}  // namespace bench
+}  // namespace ncclnet::bench

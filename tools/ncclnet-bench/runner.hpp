@@ -14,7 +14,7 @@
 #include "pair.hpp"
 #include "peer.hpp"
 
-namespace bench {
+namespace ncclnet::bench {
 
 struct Schedule {
   std::vector<size_t> sizes;
@@ -43,4 +43,4 @@ std::vector<int> runOrder(int subjects, int run);
 bool measureSideBySide(const Schedule& schedule, const std::vector<Opener>& subjects,
                        std::vector<SubjectResult>* out);
 
-}  // namespace bench
+}  // namespace ncclnet::bench

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace bench {
+namespace ncclnet::bench {
 
 double quantile(std::vector<double> samples, double q) {
   if (samples.empty()) return 0;
@@ -49,4 +49,4 @@ double halfRoundTripUs(double seconds, int iters) {
   return iters <= 0 ? 0 : seconds / iters / 2 * 1e6;
 }
 
-}  // namespace bench
+}  // namespace ncclnet::bench

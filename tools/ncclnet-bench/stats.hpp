@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <vector>
 
-namespace bench {
+namespace ncclnet::bench {
 
 struct Summary {
   double median = 0;
@@ -39,4 +39,4 @@ double messagesPerSecond(double gbps, size_t size);
 // Half a round trip in microseconds, `iters` round trips in `seconds`.
 double halfRoundTripUs(double seconds, int iters);
 
-}  // namespace bench
+}  // namespace ncclnet::bench

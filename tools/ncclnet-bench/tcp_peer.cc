@@ -13,7 +13,7 @@
 #include <cstring>
 #include <thread>
 
-namespace bench {
+namespace ncclnet::bench {
 
 namespace {
 
@@ -153,4 +153,4 @@ bool TcpPeer::pingpong(bool initiator, size_t size, int iters) {
   return true;
 }
 
-}  // namespace bench
+}  // namespace ncclnet::bench

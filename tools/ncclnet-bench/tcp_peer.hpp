@@ -11,7 +11,7 @@
 #include "pair.hpp"
 #include "peer.hpp"
 
-namespace bench {
+namespace ncclnet::bench {
 
 class TcpPeer : public Peer {
  public:
@@ -31,4 +31,4 @@ class TcpPeer : public Peer {
   std::vector<char> buffer_;
 };
 
-}  // namespace bench
+}  // namespace ncclnet::bench

@@ -15,7 +15,7 @@
 #include <cstring>
 #include <thread>
 
-namespace churn {
+namespace ncclnet::churn {
 
 namespace {
 
@@ -150,4 +150,4 @@ bool splitHostPort(const std::string& text, std::string* host, int* port) {
   return true;
 }
 
-}  // namespace churn
+}  // namespace ncclnet::churn

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <string>
 
-namespace churn {
+namespace ncclnet::churn {
 
 class Control {
  public:
@@ -38,4 +38,4 @@ class Control {
 // "10.200.2.1:29500" -> host, port.
 bool splitHostPort(const std::string& text, std::string* host, int* port);
 
-}  // namespace churn
+}  // namespace ncclnet::churn

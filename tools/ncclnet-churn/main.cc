@@ -25,7 +25,7 @@
 #include "ncclnet/host/build_info.hpp"
 #include "rank.hpp"
 
-namespace churn {
+namespace ncclnet::churn {
 namespace {
 
 constexpr double kJoinSeconds = 60;
@@ -189,12 +189,12 @@ int run(int argc, char** argv) {
 }
 
 }  // namespace
-}  // namespace churn
+}  // namespace ncclnet::churn
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "--version") == 0) {
     std::printf("%s\n", ncclnet::host::versionLine("ncclnet-churn").c_str());
     return 0;
   }
-  return churn::run(argc, argv);
+  return ncclnet::churn::run(argc, argv);
 }

@@ -11,7 +11,7 @@
 
 #include "ncclnet/host/callbacks.hpp"
 
-namespace churn {
+namespace ncclnet::churn {
 
 namespace {
 
@@ -335,4 +335,4 @@ void Rank::stream() {
   std::fflush(stdout);
 }
 
-}  // namespace churn
+}  // namespace ncclnet::churn

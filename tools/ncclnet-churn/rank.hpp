@@ -14,7 +14,7 @@
 #include "ncclnet/host/loader.hpp"
 #include "sampler.hpp"
 
-namespace churn {
+namespace ncclnet::churn {
 
 // Exit codes, so that a script can tell the outcomes apart.
 enum Exit : int {
@@ -84,4 +84,4 @@ class Rank {
   uint64_t transfers_ = 0;
 };
 
-}  // namespace churn
+}  // namespace ncclnet::churn

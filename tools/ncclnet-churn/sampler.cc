@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
-namespace churn {
+namespace ncclnet::churn {
 
 namespace {
 
@@ -87,4 +87,4 @@ Growth judge(const std::vector<Sample>& samples, size_t baselineIndex, const Tol
   return g;
 }
 
-}  // namespace churn
+}  // namespace ncclnet::churn

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace churn {
+namespace ncclnet::churn {
 
 struct Sample {
   uint64_t cycle = 0;
@@ -41,4 +41,4 @@ struct Growth {
 
 Growth judge(const std::vector<Sample>& samples, size_t baselineIndex, const Tolerance& tolerance);
 
-}  // namespace churn
+}  // namespace ncclnet::churn

@@ -43,8 +43,8 @@
 
 namespace {
 
-using sdkib::ConnInfo;
-using sdkib::Handle;
+using ncclnet::ib::ConnInfo;
+using ncclnet::ib::Handle;
 using Clock = std::chrono::steady_clock;
 
 constexpr auto kDeadline = std::chrono::seconds(3);
@@ -173,7 +173,7 @@ void realPeerStillAccepted() {
 // The plugin connects to the fuzzer's listen; the input is the answer.
 void connectSide(const uint8_t* data, size_t size, bool validPrefix) {
   Handle h{};
-  h.magic = sdkib::kHandleMagic;
+  h.magic = ncclnet::ib::kHandleMagic;
   h.addr.v4 = rig->listenerAddress;
   h.secret = 0x5eed'0000'0000'0000ull | size;
   char handle[NCCL_NET_HANDLE_MAXSIZE] = {};

@@ -32,7 +32,7 @@ bool driverLoaded() {
 // it unloads: sdk-ib dlopens and dlcloses softverbs (cuda_driver_slot.hpp).
 // An MR over device memory holds a reference of its own, so one still
 // registered at unload keeps the driver it copies through.
-sdkib::DriverSlot gDriver;
+ncclnet::ib::DriverSlot gDriver;
 
 // The driver, loaded and usable; nullptr otherwise (*why says why, when given).
 std::shared_ptr<const cu::Driver> usableDriver(std::string* why = nullptr) {

@@ -14,7 +14,7 @@
 #include "harness.hpp"
 #include "local_pair.hpp"
 
-namespace ibtest {
+namespace ncclnet::ib::testing {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -175,4 +175,4 @@ INSTANTIATE_TEST_SUITE_P(Abi, IbAsyncEvents, ::testing::Values(8, 11),
                          });
 
 }  // namespace
-}  // namespace ibtest
+}  // namespace ncclnet::ib::testing

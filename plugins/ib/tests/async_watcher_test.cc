@@ -17,7 +17,7 @@
 #include "async_events.hpp"
 #include "ibv_api.hpp"
 
-namespace sdkib {
+namespace ncclnet::ib {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -230,4 +230,4 @@ TEST_F(AsyncWatcherTest, AcknowledgesSoAQpCanBeDestroyed) {
 }
 
 }  // namespace
-}  // namespace sdkib
+}  // namespace ncclnet::ib

@@ -12,7 +12,7 @@
 #include "harness.hpp"
 #include "ncclnet/cuda_driver.hpp"
 
-namespace ibtest {
+namespace ncclnet::ib::testing {
 namespace {
 
 int deviceCount(Session& s) {
@@ -99,7 +99,7 @@ TEST(IbDevices, InitFailsWhenTheHcaFilterLeavesNothing) {
 
 TEST(IbDevices, OrderedByPciPath) {
   // A fake sysfs where softverbs1 sits on an earlier PCI function.
-  char dir[] = "/tmp/sdkib-sysfs-XXXXXX";
+  char dir[] = "/tmp/ncclnet::ib-sysfs-XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);
   std::string root = dir;
   std::string pci = root + "/devices/pci0000:00";
@@ -148,4 +148,4 @@ TEST(IbDevices, OlderAbiSeesTheSameDevice) {
 }
 
 }  // namespace
-}  // namespace ibtest
+}  // namespace ncclnet::ib::testing

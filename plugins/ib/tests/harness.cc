@@ -17,7 +17,7 @@
 #include <mutex>
 #include <thread>
 
-namespace ibtest {
+namespace ncclnet::ib::testing {
 namespace {
 
 std::mutex gLogMutex;
@@ -231,4 +231,4 @@ int Child::wait(double seconds) {
   return -1;
 }
 
-}  // namespace ibtest
+}  // namespace ncclnet::ib::testing

@@ -14,7 +14,7 @@
 
 #include "ncclnet/host/loader.hpp"
 
-namespace ibtest {
+namespace ncclnet::ib::testing {
 
 using Clock = std::chrono::steady_clock;
 
@@ -111,4 +111,4 @@ class Child {
   int fromChild_ = -1;
 };
 
-}  // namespace ibtest
+}  // namespace ncclnet::ib::testing

@@ -13,7 +13,7 @@
 #include "harness.hpp"
 #include "local_pair.hpp"
 
-namespace ibtest {
+namespace ncclnet::ib::testing {
 namespace {
 
 const std::vector<size_t> kSizes = {0, 1, 127, 128, 1000, 1001, 4096, 65536, (1u << 20) + 3};
@@ -183,4 +183,4 @@ TEST(IbKnobs, ValuesOutsideAKnobsRangeStopInitWithOneLine) {
 }
 
 }  // namespace
-}  // namespace ibtest
+}  // namespace ncclnet::ib::testing

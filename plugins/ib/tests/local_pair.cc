@@ -11,7 +11,7 @@
 
 #include "../softverbs/test_hooks.h"
 
-namespace ibtest {
+namespace ncclnet::ib::testing {
 ncclResult_t connectLocal(Session& sender, Session& receiver, LocalPair* pair, double seconds) {
   pair->sender = &sender;
   pair->receiver = &receiver;
@@ -100,4 +100,4 @@ int raiseAsyncEvent(int type, uint32_t element) {
   return rc;
 }
 
-}  // namespace ibtest
+}  // namespace ncclnet::ib::testing

@@ -10,7 +10,7 @@
 
 #include "harness.hpp"
 
-namespace ibtest {
+namespace ncclnet::ib::testing {
 
 struct LocalPair {
   Session* sender = nullptr;
@@ -35,4 +35,4 @@ ncclResult_t transfer(LocalPair& pair, size_t size, uint64_t seed, std::string* 
 // when it cannot be found.
 int raiseAsyncEvent(int type, uint32_t element);
 
-}  // namespace ibtest
+}  // namespace ncclnet::ib::testing

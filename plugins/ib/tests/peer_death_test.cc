@@ -11,7 +11,7 @@
 
 #include "harness.hpp"
 
-namespace ibtest {
+namespace ncclnet::ib::testing {
 namespace {
 
 // How long a dead receiver may take to surface: the handshake connection
@@ -115,4 +115,4 @@ TEST_F(IbPeerDeath, SendPostedAfterTheReceiverDiedFails) {
 }
 
 }  // namespace
-}  // namespace ibtest
+}  // namespace ncclnet::ib::testing

@@ -6,7 +6,7 @@
 
 #include "send_plan.hpp"
 
-namespace sdkib {
+namespace ncclnet::ib {
 namespace {
 
 SlotPlan onePart(uint64_t size) {
@@ -128,4 +128,4 @@ TEST(SendPlanTest, TruncatedAndEmptyPartsWriteNothing) {
 }
 
 }  // namespace
-}  // namespace sdkib
+}  // namespace ncclnet::ib

@@ -17,11 +17,11 @@
 #include "connect.hpp"
 #include "harness.hpp"
 
-namespace ibtest {
+namespace ncclnet::ib::testing {
 namespace {
 
-using sdkib::ConnInfo;
-using sdkib::Handle;
+using ncclnet::ib::ConnInfo;
+using ncclnet::ib::Handle;
 
 // A blocking TCP connection to the listen address in `handle`.
 int connectRaw(const char* handle) {
@@ -127,7 +127,7 @@ TEST_F(IbStrays, EveryKindIsDroppedAndTheRealPeerStillConnects) {
   int random = stray();
   ASSERT_TRUE(writeAll(random, noise.data(), noise.size()));
   ConnInfo otherVersion;
-  otherVersion.version = sdkib::kWireVersion + 1;
+  otherVersion.version = ncclnet::ib::kWireVersion + 1;
   otherVersion.secret = secretOf(handle_);
   ASSERT_TRUE(writeAll(stray(), &otherVersion, sizeof(otherVersion)));
   ASSERT_TRUE(acceptStaysQuiet(s_, listen_, 0.3)) << "a stray failed accept or became a comm";
@@ -188,4 +188,4 @@ TEST_F(IbStrays, AFloodLogsAFewLinesAndNeverFailsAccept) {
 }
 
 }  // namespace
-}  // namespace ibtest
+}  // namespace ncclnet::ib::testing

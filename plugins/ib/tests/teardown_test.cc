@@ -13,7 +13,7 @@
 #include "harness.hpp"
 #include "local_pair.hpp"
 
-namespace ibtest {
+namespace ncclnet::ib::testing {
 namespace {
 
 class IbTeardown : public ::testing::TestWithParam<int> {};
@@ -74,4 +74,4 @@ INSTANTIATE_TEST_SUITE_P(Abi, IbTeardown, ::testing::Values(8, 11),
                          });
 
 }  // namespace
-}  // namespace ibtest
+}  // namespace ncclnet::ib::testing

@@ -11,7 +11,7 @@
 
 #include "harness.hpp"
 
-namespace ibtest {
+namespace ncclnet::ib::testing {
 namespace {
 
 using RecvBody = std::function<int(Session&, void* recvComm, int in, int out)>;
@@ -364,4 +364,4 @@ INSTANTIATE_TEST_SUITE_P(Abi, IbTransfer, ::testing::Values(8, 11),
                          });
 
 }  // namespace
-}  // namespace ibtest
+}  // namespace ncclnet::ib::testing

@@ -20,7 +20,7 @@
 #include "mr_cache.hpp"
 #include "ncclnet/cuda_driver.hpp"
 
-namespace sdkib {
+namespace ncclnet::ib {
 namespace {
 
 TEST(HcaFilterTest, EmptyKeepsEverything) {
@@ -252,7 +252,7 @@ TEST(GpuRule, CudaWithPeerMemoryOrDmaBuf) {
 }
 
 TEST(GpuRule, PeerMemoryModulesAreTheOnesNcclChecks) {
-  char root[] = "/tmp/sdkib-sysfs-XXXXXX";
+  char root[] = "/tmp/ncclnet::ib-sysfs-XXXXXX";
   ASSERT_NE(mkdtemp(root), nullptr);
   std::string base = root;
   EXPECT_FALSE(peerMemoryLoaded(base));
@@ -301,4 +301,4 @@ TEST(IbvApiTest, MissingLibraryExplainsItself) {
 }
 
 }  // namespace
-}  // namespace sdkib
+}  // namespace ncclnet::ib

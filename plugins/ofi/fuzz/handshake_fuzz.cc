@@ -42,8 +42,8 @@
 
 namespace {
 
-using ncclnet::ofinet::ConnectMessage;
-using ncclnet::ofinet::Handle;
+using ncclnet::ofi::ConnectMessage;
+using ncclnet::ofi::Handle;
 using Clock = std::chrono::steady_clock;
 
 constexpr auto kDeadline = std::chrono::seconds(5);
@@ -74,7 +74,7 @@ struct RawEndpoint {
   fid_cq* cq = nullptr;
   fid_ep* ep = nullptr;
   std::vector<uint8_t> name;
-  ncclnet::ofinet::TagLayout tags;
+  ncclnet::ofi::TagLayout tags;
 
   void open() {
     fi_info* hints = fi_allocinfo();
@@ -100,7 +100,7 @@ struct RawEndpoint {
     fi_getname(&ep->fid, nullptr, &length);
     name.resize(length);
     check(fi_getname(&ep->fid, name.data(), &length), "fi_getname");
-    using ncclnet::ofinet::TagLayout;
+    using ncclnet::ofi::TagLayout;
     if (!TagLayout::forWidth(TagLayout::widthOf(info->ep_attr->mem_tag_format), &tags)) {
       fail("the provider's tags are too narrow");
     }
@@ -178,7 +178,7 @@ void realPeerStillAccepted() {
 void connectMessageCase(uint8_t mode, const uint8_t* data, size_t size) {
   std::vector<uint8_t> bytes(data, data + size);
   if ((mode & kRightMagic) && bytes.size() >= sizeof(uint32_t)) {
-    uint32_t magic = ncclnet::ofinet::kConnectMagic;
+    uint32_t magic = ncclnet::ofi::kConnectMagic;
     std::memcpy(bytes.data(), &magic, sizeof(magic));
   }
   constexpr size_t kAddressAt = offsetof(ConnectMessage, address);
@@ -189,7 +189,7 @@ void connectMessageCase(uint8_t mode, const uint8_t* data, size_t size) {
   }
   uint32_t magic = 0;
   if (bytes.size() >= sizeof(magic)) std::memcpy(&magic, bytes.data(), sizeof(magic));
-  bool stray = magic != ncclnet::ofinet::kConnectMagic;
+  bool stray = magic != ncclnet::ofi::kConnectMagic;
 
   Handle h;
   std::memcpy(&h, rig->handle, sizeof(h));
@@ -240,7 +240,7 @@ void handleCase(uint8_t mode, const uint8_t* data, size_t size) {
   char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
   std::memcpy(handle, data, std::min(size, sizeof(handle)));
   if (mode & kRightMagic) {
-    uint32_t magic = ncclnet::ofinet::kHandleMagic;
+    uint32_t magic = ncclnet::ofi::kHandleMagic;
     std::memcpy(handle + offsetof(Handle, magic), &magic, sizeof(magic));
   }
   if (mode & kRightAddress) {

@@ -8,7 +8,7 @@
 
 #include "discovery.hpp"
 
-namespace ncclnet::ofinet {
+namespace ncclnet::ofi {
 namespace {
 
 TEST(Discovery, DomainListsAreTrimmedAndSkipEmptyItems) {
@@ -37,4 +37,4 @@ TEST(Discovery, LoopbackIsRecognisedByNameOrAddress) {
 }
 
 }  // namespace
-}  // namespace ncclnet::ofinet
+}  // namespace ncclnet::ofi

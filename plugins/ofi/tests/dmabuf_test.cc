@@ -7,7 +7,7 @@
 #include "dmabuf.hpp"
 #include "fid.hpp"
 
-namespace ncclnet::ofinet {
+namespace ncclnet::ofi {
 namespace {
 
 bool mentions(const std::string& text, const char* word) {
@@ -55,4 +55,4 @@ TEST(DmaBuf, ABuildWithoutFiMrDmaBufRefusesToRegister) {
 }
 
 }  // namespace
-}  // namespace ncclnet::ofinet
+}  // namespace ncclnet::ofi

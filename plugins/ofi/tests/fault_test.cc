@@ -23,7 +23,7 @@
 
 #include "peer.hpp"
 
-namespace sdkofi::testing {
+namespace ncclnet::ofi::testing {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -511,4 +511,4 @@ INSTANTIATE_TEST_SUITE_P(Abi, SdkOfiFaults, ::testing::Values(12),
                          });
 
 }  // namespace
-}  // namespace sdkofi::testing
+}  // namespace ncclnet::ofi::testing

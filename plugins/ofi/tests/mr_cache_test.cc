@@ -6,7 +6,7 @@
 
 #include "mr_cache.hpp"
 
-namespace ncclnet::ofinet {
+namespace ncclnet::ofi {
 namespace {
 
 constexpr size_t kPage = 4096;
@@ -156,4 +156,4 @@ TEST_F(MrCacheTest, DestructionDeregistersWhatIsLeft) {
 }
 
 }  // namespace
-}  // namespace ncclnet::ofinet
+}  // namespace ncclnet::ofi

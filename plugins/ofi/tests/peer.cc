@@ -14,7 +14,7 @@
 #include <sanitizer/lsan_interface.h>
 #endif
 
-namespace sdkofi::testing {
+namespace ncclnet::ofi::testing {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -300,4 +300,4 @@ std::string verify(const void* data, size_t size, uint64_t seed) {
   return "";
 }
 
-}  // namespace sdkofi::testing
+}  // namespace ncclnet::ofi::testing

@@ -16,7 +16,7 @@
 
 #include "ncclnet/host/loader.hpp"
 
-namespace sdkofi::testing {
+namespace ncclnet::ofi::testing {
 
 // NCCL sizes the array it gives test() for this many grouped receives.
 constexpr int kMaxSubs = 64;
@@ -24,20 +24,20 @@ constexpr int kMaxSubs = 64;
 // A failed expectation inside a role: the text that gtest will print.
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
-#define ROLE_CHECK(cond, ...)                                                      \
-  do {                                                                             \
-    if (!(cond)) {                                                                 \
-      return ::sdkofi::testing::format("%s:%d: %s: ", __FILE__, __LINE__, #cond) + \
-             ::sdkofi::testing::format(__VA_ARGS__);                               \
-    }                                                                              \
+#define ROLE_CHECK(cond, ...)                                                            \
+  do {                                                                                   \
+    if (!(cond)) {                                                                       \
+      return ::ncclnet::ofi::testing::format("%s:%d: %s: ", __FILE__, __LINE__, #cond) + \
+             ::ncclnet::ofi::testing::format(__VA_ARGS__);                               \
+    }                                                                                    \
   } while (0)
-#define ROLE_OK(call)                                                                      \
-  do {                                                                                     \
-    ncclResult_t res_ = (call);                                                            \
-    if (res_ != ncclSuccess) {                                                             \
-      return ::sdkofi::testing::format("%s:%d: %s returned %d", __FILE__, __LINE__, #call, \
-                                       static_cast<int>(res_));                            \
-    }                                                                                      \
+#define ROLE_OK(call)                                                                            \
+  do {                                                                                           \
+    ncclResult_t res_ = (call);                                                                  \
+    if (res_ != ncclSuccess) {                                                                   \
+      return ::ncclnet::ofi::testing::format("%s:%d: %s returned %d", __FILE__, __LINE__, #call, \
+                                             static_cast<int>(res_));                            \
+    }                                                                                            \
   } while (0)
 #define ROLE_TRY(expr)              \
   do {                              \
@@ -115,4 +115,4 @@ void fill(void* data, size_t size, uint64_t seed);
 // "" when every byte matches, else where the first mismatch is.
 std::string verify(const void* data, size_t size, uint64_t seed);
 
-}  // namespace sdkofi::testing
+}  // namespace ncclnet::ofi::testing

@@ -7,7 +7,7 @@
 
 #include "tag.hpp"
 
-namespace ncclnet::ofinet {
+namespace ncclnet::ofi {
 namespace {
 
 TEST(TagLayout, WidthComesFromTheHighestFormatBit) {
@@ -84,4 +84,4 @@ TEST(TagLayout, DataAndConnectTagsNeverCollide) {
 }
 
 }  // namespace
-}  // namespace ncclnet::ofinet
+}  // namespace ncclnet::ofi

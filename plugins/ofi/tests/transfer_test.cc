@@ -13,7 +13,7 @@
 
 #include "peer.hpp"
 
-namespace sdkofi::testing {
+namespace ncclnet::ofi::testing {
 namespace {
 
 constexpr int kWaitMs = 20000;
@@ -587,4 +587,4 @@ INSTANTIATE_TEST_SUITE_P(Abi, SdkOfi, ::testing::Values(8, 11, 12),
                          });
 
 }  // namespace
-}  // namespace sdkofi::testing
+}  // namespace ncclnet::ofi::testing

@@ -13,7 +13,7 @@
 
 #include "wire.hpp"
 
-using namespace ncclnet::socketnet;
+using namespace ncclnet::socket;
 
 namespace {
 

@@ -9,7 +9,7 @@
 
 #include "harness.hpp"
 
-namespace sockettest {
+namespace ncclnet::socket::testing {
 namespace {
 
 constexpr int kMessages = 32;       // NCCL's requests per comm
@@ -89,4 +89,4 @@ TEST(SendCompletion, InlineSendWaitsUntilItsBytesLeaveTheQueue) {
 }
 
 }  // namespace
-}  // namespace sockettest
+}  // namespace ncclnet::socket::testing

@@ -12,10 +12,10 @@
 #include "ncclnet/host/log_capture.hpp"
 #include "wire.hpp"
 
-namespace sockettest {
+namespace ncclnet::socket::testing {
 namespace {
 
-using ncclnet::socketnet::ListenHandle;
+using ncclnet::socket::ListenHandle;
 
 TEST(Properties, LoopbackDeviceIsHonest) {
   Session s;
@@ -158,7 +158,7 @@ TEST(Connection, ListenClosedWithoutAccept) {
 
 sockaddr_storage addressOf(const char handle[NCCL_NET_HANDLE_MAXSIZE], socklen_t* len) {
   ListenHandle h;
-  EXPECT_EQ(ncclnet::socketnet::decodeHandle(handle, &h), ncclnet::socketnet::WireError::None);
+  EXPECT_EQ(ncclnet::socket::decodeHandle(handle, &h), ncclnet::socket::WireError::None);
   *len = h.addrLen;
   return h.addr;
 }
@@ -183,9 +183,9 @@ TEST(Connection, StrayAndStaleConnectionsRefused) {
   char stale[NCCL_NET_HANDLE_MAXSIZE];
   std::memcpy(stale, handle, sizeof(stale));
   ListenHandle h;
-  ASSERT_EQ(ncclnet::socketnet::decodeHandle(stale, &h), ncclnet::socketnet::WireError::None);
+  ASSERT_EQ(ncclnet::socket::decodeHandle(stale, &h), ncclnet::socket::WireError::None);
   h.cookie ^= 0x1;  // what a handle from an earlier listen on a reused port looks like
-  ncclnet::socketnet::encodeHandle(h, stale);
+  ncclnet::socket::encodeHandle(h, stale);
   void* staleComm = nullptr;
   ASSERT_EQ(connectTo(s, stale, &staleComm), ncclSuccess);  // TCP connects; accept refuses
 
@@ -300,4 +300,4 @@ TEST(Threads, ManyCommsFromManyThreads) {
 }
 
 }  // namespace
-}  // namespace sockettest
+}  // namespace ncclnet::socket::testing

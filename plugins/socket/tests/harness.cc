@@ -11,7 +11,7 @@
 #include <cstring>
 #include <thread>
 
-namespace sockettest {
+namespace ncclnet::socket::testing {
 
 namespace {
 double since(Clock::time_point start) {
@@ -215,4 +215,4 @@ void Child::kill() {
   pid_ = -1;
 }
 
-}  // namespace sockettest
+}  // namespace ncclnet::socket::testing

@@ -15,7 +15,7 @@
 
 #include "ncclnet/host/loader.hpp"
 
-namespace sockettest {
+namespace ncclnet::socket::testing {
 
 using Clock = std::chrono::steady_clock;
 
@@ -99,4 +99,4 @@ class Child {
     }                                                                                       \
   } while (0)
 
-}  // namespace sockettest
+}  // namespace ncclnet::socket::testing

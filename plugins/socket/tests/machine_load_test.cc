@@ -12,7 +12,7 @@
 
 #include "machine_load.hpp"
 
-namespace ncclnet::socketnet {
+namespace ncclnet::socket {
 namespace {
 
 // A file in /proc/loadavg's format that a test can rewrite.
@@ -84,4 +84,4 @@ TEST(MachineLoad, ProcLoadavgCountsTheReader) {
 }
 
 }  // namespace
-}  // namespace ncclnet::socketnet
+}  // namespace ncclnet::socket

@@ -14,7 +14,7 @@
 
 #include "stream.hpp"
 
-namespace ncclnet::socketnet {
+namespace ncclnet::socket {
 namespace {
 
 // The driver reports a failed socket through the comm's logger while it
@@ -286,4 +286,4 @@ TEST(HelperPatience, HelpersSleepAtOnceOnABusyMachine) {
 }
 
 }  // namespace
-}  // namespace ncclnet::socketnet
+}  // namespace ncclnet::socket

@@ -17,7 +17,7 @@
 #include "harness.hpp"
 #include "ncclnet/host/log_capture.hpp"
 
-namespace sockettest {
+namespace ncclnet::socket::testing {
 namespace {
 
 using ncclnet::host::captureLogger;
@@ -174,4 +174,4 @@ TEST_F(TimelineKnob, TraceDirGetsEveryMessageOfEachComm) {
 }
 
 }  // namespace
-}  // namespace sockettest
+}  // namespace ncclnet::socket::testing

@@ -8,7 +8,7 @@
 
 #include "harness.hpp"
 
-namespace sockettest {
+namespace ncclnet::socket::testing {
 namespace {
 
 constexpr int kTag = 7;
@@ -479,4 +479,4 @@ TEST(PeerDeath, SenderSeesReceiverDie) {
 }
 
 }  // namespace
-}  // namespace sockettest
+}  // namespace ncclnet::socket::testing

@@ -16,7 +16,7 @@
 #include "timeline.hpp"
 #include "wire.hpp"
 
-namespace ncclnet::socketnet {
+namespace ncclnet::socket {
 namespace {
 
 TEST(IfnameFilter, PrefixList) {
@@ -487,4 +487,4 @@ TEST(Config, CoresFollowTheAffinityMask) {
 }
 
 }  // namespace
-}  // namespace ncclnet::socketnet
+}  // namespace ncclnet::socket

@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "transport_core.hpp"
+#include "transport_state.hpp"
 
 namespace ncclnet::transport {
 

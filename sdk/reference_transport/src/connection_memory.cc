@@ -7,7 +7,7 @@
 #include <new>
 #include <string>
 
-#include "transport_core.hpp"
+#include "transport_state.hpp"
 
 namespace ncclnet::transport::detail {
 
@@ -17,7 +17,7 @@ namespace ncclnet::transport::detail {
 //  * shared (p2p): SIMPLE is the local rank's pool (device memory with GDR),
 //    LL only with NCCL_ALLOC_P2P_NET_LL_BUFFERS (host), no LL128;
 //  * the control words always in host memory.
-ncclResult_t TransportCore::planMap(ConnectionState& c) {
+ncclResult_t TransportState::planMap(ConnectionState& c) {
   ConnectMap& map = c.map;
   bool gdr = c.spec.useGdr;
   if (!c.shared) {
@@ -42,7 +42,7 @@ ncclResult_t TransportCore::planMap(ConnectionState& c) {
   return ncclSuccess;
 }
 
-ncclResult_t TransportCore::allocateMap(ConnectionState& c) {
+ncclResult_t TransportState::allocateMap(ConnectionState& c) {
   ConnectMap& map = c.map;
   RT_CHECK(log, memory->allocHost(map.bank(Bank::Host).size, &c.hostBank));
   map.attach(Bank::Host, c.hostBank.cpu(), c.hostBank.gpu(), c.hostBank.size());
@@ -89,7 +89,7 @@ ncclResult_t TransportCore::allocateMap(ConnectionState& c) {
 // Then getDeviceMr translates each one when the connection has a device
 // side that needs it: send with a device handle, receive on a non-HOST
 // device.
-ncclResult_t TransportCore::registerBuffers(ConnectionState& c) {
+ncclResult_t TransportState::registerBuffers(ConnectionState& c) {
   for (int p = 0; p < kNumProtocols; p++) {
     if (c.buffers[p] == nullptr) continue;
     bool device = ConnectMap::isDevice(c.map.buffs[p]);
@@ -113,8 +113,8 @@ ncclResult_t TransportCore::registerBuffers(ConnectionState& c) {
 // One buffer through DMA-BUF: the provider exports the pages around it, the
 // plugin registers [data, data + size) at its offset in that fd, and the fd
 // is closed at once (the plugin holds its own reference), as NCCL does.
-ncclResult_t TransportCore::registerDmaBuf(ConnectionState& c, void* data, size_t size,
-                                           const char* what, void** mhandle) {
+ncclResult_t TransportState::registerDmaBuf(ConnectionState& c, void* data, size_t size,
+                                            const char* what, void** mhandle) {
   int fd = -1;
   uint64_t offset = 0;
   std::string why;
@@ -131,7 +131,7 @@ ncclResult_t TransportCore::registerDmaBuf(ConnectionState& c, void* data, size_
   return ncclSuccess;
 }
 
-ncclResult_t TransportCore::acquirePool(ConnectionState& c, SharedPool** out) {
+ncclResult_t TransportState::acquirePool(ConnectionState& c, SharedPool** out) {
   auto key = std::make_tuple(c.spec.tpLocalRank, int(c.direction), c.spec.useGdr);
   std::unique_ptr<SharedPool>& pool = pools[key];
   if (!pool) {

@@ -3,14 +3,14 @@
 // sendProxyConnect / recvProxyConnect: the non-blocking connect/accept
 // (alone, or once per shared comm), device-handle negotiation, then the
 // memory map.
-#include "transport_core.hpp"
+#include "transport_state.hpp"
 
 namespace ncclnet::transport::detail {
 
 // NCCL's rule for the current UNPACK version: only a receive connection of
 // an UNPACK v7 device gets a handle (preallocated, type and version set, for
 // the plugin to fill in accept). Everyone else passes a pointer to NULL.
-ncclResult_t TransportCore::negotiateDeviceHandle(ConnectionState& c) {
+ncclResult_t TransportState::negotiateDeviceHandle(ConnectionState& c) {
   bool needsHandle = c.netDeviceType == NCCL_NET_DEVICE_UNPACK &&
                      c.netDeviceVersion == NCCL_NET_DEVICE_UNPACK_VERSION &&
                      c.direction == Direction::Recv;
@@ -27,7 +27,7 @@ ncclResult_t TransportCore::negotiateDeviceHandle(ConnectionState& c) {
   return ncclSuccess;
 }
 
-ncclResult_t TransportCore::connectSend(ConnectionState& c, const NetHandle& handle) {
+ncclResult_t TransportState::connectSend(ConnectionState& c, const NetHandle& handle) {
   std::lock_guard<std::mutex> lock(setupMutex);
   if (c.connected) return ncclSuccess;
   if (!c.haveConnectHandle) {  // plugins keep connect state in the handle
@@ -59,7 +59,7 @@ ncclResult_t TransportCore::connectSend(ConnectionState& c, const NetHandle& han
   return finishConnect(c);
 }
 
-ncclResult_t TransportCore::acceptRecv(ConnectionState& c) {
+ncclResult_t TransportState::acceptRecv(ConnectionState& c) {
   std::lock_guard<std::mutex> lock(setupMutex);
   if (c.connected) return ncclSuccess;
   RT_CHECK(log, negotiateDeviceHandle(c));
@@ -87,7 +87,7 @@ ncclResult_t TransportCore::acceptRecv(ConnectionState& c) {
   return finishConnect(c);
 }
 
-ncclResult_t TransportCore::finishConnect(ConnectionState& c) {
+ncclResult_t TransportState::finishConnect(ConnectionState& c) {
   // Without a device handle the proxy must progress the connection; with
   // one, the plugin says (NCCL then installs no progress function).
   c.needsProxyProgress = c.deviceHandle == nullptr || c.deviceHandle->needsProxyProgress != 0;

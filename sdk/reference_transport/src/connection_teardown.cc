@@ -3,7 +3,7 @@
 // sendProxyFree / recvProxyFree: deregister, drop the pool, close (or
 // unreference) the comm, close a listen that was never used.
 #include "progress_engine.hpp"
-#include "transport_core.hpp"
+#include "transport_state.hpp"
 
 namespace ncclnet::transport::detail {
 
@@ -13,7 +13,7 @@ void warnIfFailed(const Logger& log, ncclResult_t res, const char* what) {
 }
 }  // namespace
 
-void TransportCore::releasePool(ConnectionState& c) {
+void TransportState::releasePool(ConnectionState& c) {
   if (c.pool == nullptr) return;
   for (auto it = pools.begin(); it != pools.end(); ++it) {
     if (it->second.get() != c.pool) continue;
@@ -23,7 +23,7 @@ void TransportCore::releasePool(ConnectionState& c) {
   c.pool = nullptr;
 }
 
-void TransportCore::releaseComm(ConnectionState& c) {
+void TransportState::releaseComm(ConnectionState& c) {
   bool send = c.direction == Direction::Send;
   if (!c.sharedComm) {
     if (c.netComm != nullptr) {
@@ -51,7 +51,7 @@ void TransportCore::releaseComm(ConnectionState& c) {
   c.netComm = nullptr;
 }
 
-void TransportCore::release(ConnectionState& c) {
+void TransportState::release(ConnectionState& c) {
   if (engine) engine->cancel(&c);
   std::lock_guard<std::mutex> lock(setupMutex);
   if (c.connected) {

@@ -33,7 +33,7 @@ bool overlaps(const std::vector<Key>& keys, const std::set<Key>& held) {
 }
 }  // namespace
 
-ProgressEngine::ProgressEngine(TransportCore& core) : core_(core), thread_([this] { run(); }) {}
+ProgressEngine::ProgressEngine(TransportState& core) : core_(core), thread_([this] { run(); }) {}
 
 ProgressEngine::~ProgressEngine() {
   {

@@ -18,7 +18,7 @@ namespace ncclnet::transport::detail {
 
 class ProgressEngine {
  public:
-  explicit ProgressEngine(TransportCore& core);
+  explicit ProgressEngine(TransportState& core);
   ~ProgressEngine();  // fails operations still queued or running
   ProgressEngine(const ProgressEngine&) = delete;
   ProgressEngine& operator=(const ProgressEngine&) = delete;
@@ -32,7 +32,7 @@ class ProgressEngine {
  private:
   void run();
 
-  TransportCore& core_;
+  TransportState& core_;
   std::mutex mutex_;
   std::condition_variable cv_;
   bool stop_ = false;

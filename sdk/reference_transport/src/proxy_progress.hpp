@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "ncclnet/transport/proxy_op.hpp"
-#include "transport_core.hpp"
+#include "transport_state.hpp"
 
 namespace ncclnet::transport::detail {
 
@@ -32,13 +32,13 @@ struct SubProgress {
   int posted = 0;       // send only (receive keeps these per group)
   int transmitted = 0;  // send only
   int done = 0;
-  int group = 0;                // receive: index of its RecvGroup
-  int64_t transSize = 0;        // bytes of the last step sent or received
+  int group = 0;          // receive: index of its RecvGroup
+  int64_t transSize = 0;  // bytes of the last step sent or received
   // Registered user buffer (SIMPLE): step k at userBuffer + k * maxNetSize.
   char* userBuffer = nullptr;
   size_t userBytes = 0;
   void* userMhandle = nullptr;
-  bool userReady = false;  // receive: the device said the buffer may be written
+  bool userReady = false;       // receive: the device said the buffer may be written
   void* requests[kSteps] = {};  // send: request of the step in each slot
   // Opaque per-step profiler handles handed to isend/irecv (never read).
   char phandles[kSteps] = {};
@@ -77,8 +77,8 @@ struct ProxyOpState {
 
 // One pass over the operation, like one call of NCCL's progress function.
 // *progressed tells whether anything moved.
-ncclResult_t sendProgress(TransportCore& core, ProxyOpState& op, bool* progressed);
-ncclResult_t recvProgress(TransportCore& core, ProxyOpState& op, bool* progressed);
+ncclResult_t sendProgress(TransportState& core, ProxyOpState& op, bool* progressed);
+ncclResult_t recvProgress(TransportState& core, ProxyOpState& op, bool* progressed);
 
 // Where the step of a sub lives: the pool slot named in connFifo (shared
 // SIMPLE) or the slot's part of the protocol buffer.

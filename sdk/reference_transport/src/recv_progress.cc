@@ -51,7 +51,7 @@ void start(ProxyOpState& op) {
 }
 
 // The buffer and size sub `s` receives group step `k` into.
-void recvBuffer(TransportCore& core, ProxyOpState& op, int s, int k, void** ptr, size_t* size) {
+void recvBuffer(TransportState& core, ProxyOpState& op, int s, int k, void** ptr, size_t* size) {
   SubProgress& sub = op.subs[s];
   ConnectionState& c = *sub.conn;
   int slot = slotOf(sub.base, k);
@@ -86,7 +86,7 @@ bool userBufferReady(SubProgress& sub) {
   return sub.userReady;
 }
 
-ncclResult_t postGroup(TransportCore& core, ProxyOpState& op, RecvGroup& g, bool* progressed) {
+ncclResult_t postGroup(TransportState& core, ProxyOpState& op, RecvGroup& g, bool* progressed) {
   int k = g.posted;
   void* ptrs[kMaxSubs];
   size_t sizes[kMaxSubs];
@@ -128,11 +128,11 @@ ncclResult_t postGroup(TransportCore& core, ProxyOpState& op, RecvGroup& g, bool
 
 // A receive needs a flush when its buffer is in device memory (GDR) and the
 // platform says so (or NCCL_NET_FORCE_FLUSH); only SIMPLE, only if bytes came.
-bool needsFlush(TransportCore& core, const ConnectionState& c) {
+bool needsFlush(TransportState& core, const ConnectionState& c) {
   return c.spec.useGdr && (c.spec.needFlush || core.config.forceFlush);
 }
 
-ncclResult_t receiveGroup(TransportCore& core, ProxyOpState& op, RecvGroup& g, bool* progressed) {
+ncclResult_t receiveGroup(TransportState& core, ProxyOpState& op, RecvGroup& g, bool* progressed) {
   if (g.posted <= g.received) return ncclSuccess;
   int k = g.received;
   int finished = 0;
@@ -179,7 +179,7 @@ ncclResult_t receiveGroup(TransportCore& core, ProxyOpState& op, RecvGroup& g, b
   return ncclSuccess;
 }
 
-ncclResult_t transmitGroup(TransportCore& core, ProxyOpState& op, RecvGroup& g, bool* progressed) {
+ncclResult_t transmitGroup(TransportState& core, ProxyOpState& op, RecvGroup& g, bool* progressed) {
   if (g.received <= g.transmitted) return ncclSuccess;
   int k = g.transmitted;
   int finished = 1;  // no flush request: nothing to wait for
@@ -198,7 +198,7 @@ ncclResult_t transmitGroup(TransportCore& core, ProxyOpState& op, RecvGroup& g, 
   return ncclSuccess;
 }
 
-ncclResult_t finishSteps(TransportCore& core, ProxyOpState& op, RecvGroup& g, bool* progressed) {
+ncclResult_t finishSteps(TransportState& core, ProxyOpState& op, RecvGroup& g, bool* progressed) {
   for (int i = 0; i < g.count; i++) {
     SubProgress& sub = op.subs[g.first + i];
     if (sub.done == sub.nsteps) continue;
@@ -228,11 +228,11 @@ ncclResult_t finishSteps(TransportCore& core, ProxyOpState& op, RecvGroup& g, bo
   return ncclSuccess;
 }
 
-using Stage = ncclResult_t (*)(TransportCore&, ProxyOpState&, RecvGroup&, bool*);
+using Stage = ncclResult_t (*)(TransportState&, ProxyOpState&, RecvGroup&, bool*);
 
 }  // namespace
 
-ncclResult_t recvProgress(TransportCore& core, ProxyOpState& op, bool* progressed) {
+ncclResult_t recvProgress(TransportState& core, ProxyOpState& op, bool* progressed) {
   if (!op.started) start(op);
   // Like NCCL, a pass stops after the first stage that moved anything, so
   // new receives are posted before older ones are tested.

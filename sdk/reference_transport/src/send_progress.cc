@@ -24,7 +24,7 @@ void start(ProxyOpState& op) {
   op.started = true;
 }
 
-bool post(TransportCore& core, ProxyOpState& op, int s) {
+bool post(TransportState& core, ProxyOpState& op, int s) {
   SubProgress& sub = op.subs[s];
   if (sub.posted >= sub.nsteps || sub.posted >= sub.done + op.maxDepth) return false;
   ConnectionState& c = *sub.conn;
@@ -46,7 +46,7 @@ bool post(TransportCore& core, ProxyOpState& op, int s) {
   return true;
 }
 
-ncclResult_t transmit(TransportCore& core, ProxyOpState& op, int s, bool* progressed) {
+ncclResult_t transmit(TransportState& core, ProxyOpState& op, int s, bool* progressed) {
   SubProgress& sub = op.subs[s];
   if (sub.transmitted >= sub.posted || sub.transmitted >= sub.done + kSteps) return ncclSuccess;
   ConnectionState& c = *sub.conn;
@@ -78,7 +78,7 @@ ncclResult_t transmit(TransportCore& core, ProxyOpState& op, int s, bool* progre
   return ncclSuccess;
 }
 
-ncclResult_t complete(TransportCore& core, ProxyOpState& op, int s, bool* progressed) {
+ncclResult_t complete(TransportState& core, ProxyOpState& op, int s, bool* progressed) {
   SubProgress& sub = op.subs[s];
   if (sub.done >= sub.transmitted) return ncclSuccess;
   ConnectionState& c = *sub.conn;
@@ -99,7 +99,7 @@ ncclResult_t complete(TransportCore& core, ProxyOpState& op, int s, bool* progre
 
 }  // namespace
 
-ncclResult_t sendProgress(TransportCore& core, ProxyOpState& op, bool* progressed) {
+ncclResult_t sendProgress(TransportState& core, ProxyOpState& op, bool* progressed) {
   if (!op.started) start(op);
   for (int s = 0; s < static_cast<int>(op.subs.size()); s++) {
     SubProgress& sub = op.subs[s];

@@ -11,30 +11,30 @@
 #include "ncclnet/transport/steps.hpp"
 
 #include "progress_engine.hpp"
-#include "transport_core.hpp"
+#include "transport_state.hpp"
 
 namespace ncclnet::transport {
 
 namespace detail {
 
-TransportCore::TransportCore(host::NetView& netView, TransportConfig cfg, Logger logger,
-                             std::shared_ptr<MemoryProvider> mem)
+TransportState::TransportState(host::NetView& netView, TransportConfig cfg, Logger logger,
+                               std::shared_ptr<MemoryProvider> mem)
     : net(netView), config(cfg), log(logger), memory(std::move(mem)) {}
 
-TransportCore::~TransportCore() = default;
+TransportState::~TransportState() = default;
 
 }  // namespace detail
 
 using detail::ConnectionState;
-using detail::TransportCore;
+using detail::TransportState;
 
-Transport::Transport(std::unique_ptr<TransportCore> core) : core_(std::move(core)) {}
+Transport::Transport(std::unique_ptr<TransportState> core) : core_(std::move(core)) {}
 
 ncclResult_t Transport::create(host::NetView& net, TransportOptions options,
                                std::unique_ptr<Transport>* out) {
   RT_CHECK(options.logger, options.config.validate(options.logger));
   if (!options.memory) options.memory = std::make_shared<HostMemoryProvider>();
-  auto core = std::make_unique<TransportCore>(net, options.config, options.logger, options.memory);
+  auto core = std::make_unique<TransportState>(net, options.config, options.logger, options.memory);
   ncclNetCommConfig_v12_t commConfig{.trafficClass = options.trafficClass};
   RT_CHECK(core->log, net.init(&core->ctx, options.commId, &commConfig,
                                host::loggerFunction(options.logger), host::profilerCallback()));
@@ -60,7 +60,7 @@ namespace {
 
 // NCCL's proxy setup: the properties decide groups, device handles and the
 // p2p pool; maxP2pBytes must lie in (0, 1 TiB].
-ncclResult_t readProperties(TransportCore& core, ConnectionState& c) {
+ncclResult_t readProperties(TransportState& core, ConnectionState& c) {
   ncclNetProperties_v12_t props{};
   RT_CHECK(core.log, core.net.getProperties(c.spec.netDev, &props));
   if (props.maxP2pBytes == 0 || props.maxP2pBytes > NCCL_MAX_NET_SIZE_BYTES) {

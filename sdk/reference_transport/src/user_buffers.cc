@@ -6,12 +6,12 @@
 // lock, never the progress thread's.
 #include <algorithm>
 
-#include "transport_core.hpp"
+#include "transport_state.hpp"
 
 namespace ncclnet::transport::detail {
 
-ncclResult_t TransportCore::registerUserBuffer(ConnectionState& c, void* data, size_t size,
-                                               bool device, void** mhandle) {
+ncclResult_t TransportState::registerUserBuffer(ConnectionState& c, void* data, size_t size,
+                                                bool device, void** mhandle) {
   std::lock_guard<std::mutex> lock(setupMutex);
   if (!c.connected || c.netComm == nullptr) {
     NCCLNET_WARN(log, "registerBuffer: the connection is not connected yet");
@@ -30,7 +30,7 @@ ncclResult_t TransportCore::registerUserBuffer(ConnectionState& c, void* data, s
   return ncclSuccess;
 }
 
-ncclResult_t TransportCore::deregisterUserBuffer(ConnectionState& c, void* mhandle) {
+ncclResult_t TransportState::deregisterUserBuffer(ConnectionState& c, void* mhandle) {
   std::lock_guard<std::mutex> lock(setupMutex);
   auto it = std::find(c.userMhandles.begin(), c.userMhandles.end(), mhandle);
   if (it == c.userMhandles.end()) {

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-namespace bench {
+namespace ncclnet::bench {
 namespace {
 
 TEST(BenchStats, MedianOfOddAndEvenCounts) {
@@ -77,4 +77,4 @@ TEST(BenchStats, MessageRateAndLatency) {
 }
 
 }  // namespace
-}  // namespace bench
+}  // namespace ncclnet::bench

@@ -16,7 +16,7 @@
 #include "../test_hooks.h"
 #include "fixture.hpp"
 
-namespace svtest {
+namespace softverbs::testing {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -202,4 +202,4 @@ TEST_F(AsyncEventTest, BlockingReadWaitsForTheNextEvent) {
 }
 
 }  // namespace
-}  // namespace svtest
+}  // namespace softverbs::testing

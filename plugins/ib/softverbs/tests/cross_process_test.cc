@@ -13,7 +13,7 @@
 
 #include "fixture.hpp"
 
-namespace svtest {
+namespace softverbs::testing {
 namespace {
 
 struct Address {
@@ -162,4 +162,4 @@ TEST(CrossProcessTest, WriteWithImmReachesAnotherProcess) {
 }
 
 }  // namespace
-}  // namespace svtest
+}  // namespace softverbs::testing

@@ -8,7 +8,7 @@
 
 #include "fixture.hpp"
 
-namespace svtest {
+namespace softverbs::testing {
 namespace {
 
 using DataTest = PairTest;
@@ -159,4 +159,4 @@ TEST_F(DataTest, SendQueueDepthIsEnforced) {
 }
 
 }  // namespace
-}  // namespace svtest
+}  // namespace softverbs::testing

@@ -7,7 +7,7 @@
 
 #include "fixture.hpp"
 
-namespace svtest {
+namespace softverbs::testing {
 namespace {
 
 TEST(DeviceTest, ListsNamedDevices) {
@@ -97,4 +97,4 @@ TEST_F(ResourceTest, RelaxedOrderingIsAnOptionalFlagOfRegMrIova2) {
 }
 
 }  // namespace
-}  // namespace svtest
+}  // namespace softverbs::testing

@@ -5,7 +5,7 @@
 
 #include "fixture.hpp"
 
-namespace svtest {
+namespace softverbs::testing {
 namespace {
 
 using ErrorTest = PairTest;
@@ -103,4 +103,4 @@ TEST_F(ErrorTest, DestroyedPeerMeansRetriesExhausted) {
 }
 
 }  // namespace
-}  // namespace svtest
+}  // namespace softverbs::testing

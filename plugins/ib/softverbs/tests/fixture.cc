@@ -6,7 +6,7 @@
 #include <cstring>
 #include <thread>
 
-namespace svtest {
+namespace softverbs::testing {
 
 bool pollOne(ibv_cq* cq, ibv_wc* wc, double seconds) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
@@ -187,4 +187,4 @@ void PairTest::SetUp() {
   ASSERT_NE(mrB_, nullptr);
 }
 
-}  // namespace svtest
+}  // namespace softverbs::testing

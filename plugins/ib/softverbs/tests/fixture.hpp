@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace svtest {
+namespace softverbs::testing {
 
 constexpr int kFullAccess =
     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
@@ -66,4 +66,4 @@ class PairTest : public VerbsTest {
   uint64_t addrB() const { return reinterpret_cast<uintptr_t>(bufB_.data()); }
 };
 
-}  // namespace svtest
+}  // namespace softverbs::testing

@@ -19,7 +19,7 @@
 #include "fixture.hpp"
 #include "ncclnet/cuda_driver.hpp"
 
-namespace svtest {
+namespace softverbs::testing {
 namespace {
 
 namespace cu = ncclnet::cuda;
@@ -287,4 +287,4 @@ TEST_F(GpuTest, WithoutPeerMemoryRegMrRefusesDeviceMemory) {
 }
 
 }  // namespace
-}  // namespace svtest
+}  // namespace softverbs::testing

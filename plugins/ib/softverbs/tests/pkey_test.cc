@@ -7,7 +7,7 @@
 
 #include "fixture.hpp"
 
-namespace svtest {
+namespace softverbs::testing {
 namespace {
 
 // Index 0: the default partition, full member; 1: partition 1, full
@@ -110,4 +110,4 @@ TEST(PkeyDefaultTest, OneFullMemberEntry) {
 }
 
 }  // namespace
-}  // namespace svtest
+}  // namespace softverbs::testing

@@ -2,7 +2,7 @@
 // softverbs: the RC state machine, and posting in each state.
 #include "fixture.hpp"
 
-namespace svtest {
+namespace softverbs::testing {
 namespace {
 
 class QpStateTest : public VerbsTest {
@@ -96,4 +96,4 @@ TEST_F(QpStateTest, ResetMakesTheQpReusable) {
 }
 
 }  // namespace
-}  // namespace svtest
+}  // namespace softverbs::testing

@@ -30,7 +30,7 @@
 namespace ncclnet::transport {
 
 namespace detail {
-class TransportCore;
+class TransportState;
 }
 
 // How a Transport registered its connection buffers (for reports: a run
@@ -85,8 +85,8 @@ class Transport {
   MemoryProvider& memory();  // where connection (and test user) memory comes from
 
  private:
-  explicit Transport(std::unique_ptr<detail::TransportCore> core);
-  std::unique_ptr<detail::TransportCore> core_;
+  explicit Transport(std::unique_ptr<detail::TransportState> core);
+  std::unique_ptr<detail::TransportState> core_;
 };
 
 }  // namespace ncclnet::transport

@@ -8,14 +8,14 @@
 #include <cstring>
 #include <vector>
 
-#include "core.hpp"
+#include "connection_sockets.hpp"
 
-namespace ncclnet::socketnet {
+namespace ncclnet::socket {
 namespace {
 
 struct CoreOnSocketpair {
   Fd peer;
-  std::unique_ptr<CommCore> core;
+  std::unique_ptr<ConnectionSockets> core;
 
   CoreOnSocketpair() {
     int fds[2];
@@ -25,8 +25,8 @@ struct CoreOnSocketpair {
     int small = 4096;
     setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
     peer = Fd(fds[1]);
-    core = std::make_unique<CommCore>(Fd(fds[0]), std::vector<Fd>{}, Shape{}, true,
-                                      Logger(nullptr, "test"), "core test");
+    core = std::make_unique<ConnectionSockets>(Fd(fds[0]), std::vector<Fd>{}, Shape{}, true,
+                                               Logger(nullptr, "test"), "core test");
   }
 
   // Flushes and reads until `want` bytes arrived or 30 s passed.
@@ -55,7 +55,7 @@ std::vector<uint8_t> pattern(size_t size, uint8_t seed) {
 TEST(ControlQueue, CopiedAndInPlaceRangesArriveInOrder) {
   CoreOnSocketpair pair;
   ASSERT_NE(pair.core, nullptr);
-  CommCore& core = *pair.core;
+  ConnectionSockets& core = *pair.core;
   std::vector<uint8_t> first = pattern(100 << 10, 1), second = pattern(3, 2),
                        third = pattern(40 << 10, 3);
   std::vector<uint8_t> expected;
@@ -93,4 +93,4 @@ TEST(ControlQueue, CopiedAndInPlaceRangesArriveInOrder) {
 }
 
 }  // namespace
-}  // namespace ncclnet::socketnet
+}  // namespace ncclnet::socket

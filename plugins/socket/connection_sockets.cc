@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // sdk-socket: the control socket's byte queues and the data sockets' drivers.
-#include "core.hpp"
+#include "connection_sockets.hpp"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 
-namespace ncclnet::socketnet {
+namespace ncclnet::socket {
 
 namespace {
 // Receive buffer for control bytes: many headers and small inline payloads
@@ -14,8 +14,8 @@ namespace {
 constexpr size_t kRxBytes = 256 << 10;
 }  // namespace
 
-CommCore::CommCore(Fd control, std::vector<Fd> data, Shape shape, bool sending, Logger log,
-                   std::string what)
+ConnectionSockets::ConnectionSockets(Fd control, std::vector<Fd> data, Shape shape, bool sending,
+                                     Logger log, std::string what)
     : shape_(shape), health_(log, std::move(what)), control_(std::move(control)), rx_(kRxBytes) {
   int count = static_cast<int>(data.size());
   for (int i = 0; i < count; i++) {
@@ -34,11 +34,11 @@ CommCore::CommCore(Fd control, std::vector<Fd> data, Shape shape, bool sending, 
   if (shape_.fitToCores) shape_.census->release(nThreads);  // the workers count themselves now
 }
 
-CommCore::~CommCore() {
+ConnectionSockets::~ConnectionSockets() {
   workers_.clear();  // joins: no thread touches a stream past this line
 }
 
-void CommCore::queueControl(const void* bytes, size_t size) {
+void ConnectionSockets::queueControl(const void* bytes, size_t size) {
   if (size == 0) return;
   const auto* p = static_cast<const uint8_t*>(bytes);
   if (!txRanges_.empty() && txRanges_.back().outside == nullptr) {
@@ -50,13 +50,13 @@ void CommCore::queueControl(const void* bytes, size_t size) {
   txQueuedTotal_ += size;
 }
 
-void CommCore::queueControlInPlace(const void* bytes, size_t size) {
+void ConnectionSockets::queueControlInPlace(const void* bytes, size_t size) {
   if (size == 0) return;
   txRanges_.push_back(TxRange{static_cast<const uint8_t*>(bytes), 0, size});
   txQueuedTotal_ += size;
 }
 
-void CommCore::flushControl() {
+void ConnectionSockets::flushControl() {
   // One sendmsg() takes headers and the inline payloads between them
   // straight from where they are.
   constexpr int kMaxRanges = 64;
@@ -94,7 +94,7 @@ void CommCore::flushControl() {
   }
 }
 
-void CommCore::fillControl() {
+void ConnectionSockets::fillControl() {
   if (rxHead_ == rxTail_) rxHead_ = rxTail_ = 0;
   if (rxTail_ == rx_.size() && rxHead_ > 0) {  // make room at the end
     std::memmove(rx_.data(), rx_.data() + rxHead_, rxTail_ - rxHead_);
@@ -117,7 +117,7 @@ void CommCore::fillControl() {
   }
 }
 
-size_t CommCore::readControlInto(char* at, size_t size) {
+size_t ConnectionSockets::readControlInto(char* at, size_t size) {
   if (rxHead_ != rxTail_ || !health_.ok()) return 0;
   size_t moved = 0;
   Io io = recvSome(control_.get(), at, size, &moved);
@@ -130,7 +130,7 @@ size_t CommCore::readControlInto(char* at, size_t size) {
   return 0;
 }
 
-void CommCore::queueStripes(const Landing& landing, Pending* pending) {
+void ConnectionSockets::queueStripes(const Landing& landing, Pending* pending) {
   int count = static_cast<int>(streams_.size());
   int n = planStripes(landing.size, count, shape_.minTaskBytes, nextStream_, plan_.data());
   nextStream_ = (nextStream_ + n) % count;
@@ -156,7 +156,7 @@ void CommCore::queueStripes(const Landing& landing, Pending* pending) {
   driveStreams();
 }
 
-void CommCore::driveStreams() {
+void ConnectionSockets::driveStreams() {
   // With helper threads the data sockets are theirs alone: NCCL serves every
   // comm of a process from one progress thread, and if it copied stripes in
   // test() (whenever a helper sleeps) it would become the bottleneck that no
@@ -166,4 +166,4 @@ void CommCore::driveStreams() {
   for (auto& stream : streams_) stream->progress(&moved);
 }
 
-}  // namespace ncclnet::socketnet
+}  // namespace ncclnet::socket

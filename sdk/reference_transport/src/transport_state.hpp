@@ -18,7 +18,7 @@
 
 namespace ncclnet::transport::detail {
 
-class TransportCore;
+class TransportState;
 class ProgressEngine;
 
 // Propagates an error with one line per frame, like NCCLCHECK.
@@ -53,7 +53,7 @@ struct SharedComm {
 };
 
 struct ConnectionState {
-  TransportCore* core = nullptr;
+  TransportState* core = nullptr;
   Direction direction = Direction::Send;
   ConnectionSpec spec;
 
@@ -97,11 +97,11 @@ struct ConnectionState {
   size_t stepSize(Protocol p) const { return buffSizes[index(p)] / kSteps; }
 };
 
-class TransportCore {
+class TransportState {
  public:
-  TransportCore(host::NetView& net, TransportConfig config, Logger logger,
-                std::shared_ptr<MemoryProvider> memory);
-  ~TransportCore();
+  TransportState(host::NetView& net, TransportConfig config, Logger logger,
+                 std::shared_ptr<MemoryProvider> memory);
+  ~TransportState();
 
   host::NetView& net;
   void* ctx = nullptr;

@@ -18,7 +18,7 @@
 #include "stream.hpp"
 #include "stripe.hpp"
 
-namespace ncclnet::socketnet {
+namespace ncclnet::socket {
 
 // What both ends of one connection agreed on (the listener's values, carried
 // by the handle).
@@ -54,14 +54,14 @@ struct Landing {
   }
 };
 
-class CommCore {
+class ConnectionSockets {
  public:
   // `data` holds one socket per stream, in stream order.
-  CommCore(Fd control, std::vector<Fd> data, Shape shape, bool sending, Logger log,
-           std::string what);
-  ~CommCore();  // helper threads stop before the sockets close
-  CommCore(const CommCore&) = delete;
-  CommCore& operator=(const CommCore&) = delete;
+  ConnectionSockets(Fd control, std::vector<Fd> data, Shape shape, bool sending, Logger log,
+                    std::string what);
+  ~ConnectionSockets();  // helper threads stop before the sockets close
+  ConnectionSockets(const ConnectionSockets&) = delete;
+  ConnectionSockets& operator=(const ConnectionSockets&) = delete;
 
   Health& health() { return health_; }
   std::mutex& mutex() { return mutex_; }
@@ -143,4 +143,4 @@ class CommCore {
   size_t rxTail_ = 0;
 };
 
-}  // namespace ncclnet::socketnet
+}  // namespace ncclnet::socket
