@@ -4,6 +4,8 @@
 
 #include <sys/socket.h>
 
+#include "ncclnet/published_knobs.hpp"
+
 namespace ncclnet::ib {
 namespace {
 
@@ -71,6 +73,8 @@ constexpr Knob<Config> kKnobs[] = {
     flagKnob("NCCL_GDR_FLUSH_DISABLE", &Config::gdrFlushDisable, false,
              "1: iflush does not read back GPU receives (no flush QP per receive comm)"),
 };
+// Listed by `ncclnet-info --params` from the library file, without init.
+NCCLNET_PUBLISH_KNOBS(kKnobs);
 
 }  // namespace
 

@@ -2,6 +2,8 @@
 // sdk-ofi: the knobs, declared once with their defaults (docs/plugins/ofi.md).
 #include "config.hpp"
 
+#include "ncclnet/published_knobs.hpp"
+
 namespace ncclnet::ofi {
 namespace {
 
@@ -33,6 +35,8 @@ constexpr Knob<Config> kKnobs[] = {
             "TCP connections to the endpoint's port that sent nothing for this long are shut "
             "down (0: never); only for tcp-based providers"),
 };
+// Listed by `ncclnet-info --params` from the library file, without init.
+NCCLNET_PUBLISH_KNOBS(kKnobs);
 
 }  // namespace
 

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "ncclnet/nccl_protocols.hpp"
+#include "ncclnet/published_knobs.hpp"
 #include "stream.hpp"
 
 namespace ncclnet::socket {
@@ -143,6 +144,8 @@ constexpr Knob<Config> kKnobs[] = {
                "a directory: each comm writes every message's time stamps there when it closes "
                "(one file per comm; scripts/socket_trace.py reads them)"),
 };
+// Listed by `ncclnet-info --params` from the library file, without init.
+NCCLNET_PUBLISH_KNOBS(kKnobs);
 
 // Counts and spins left automatic (negative, or 0 sockets) take the values
 // for `cores`; NCCL's caps apply to what the user gave as well.

@@ -6,6 +6,7 @@
 
 #include "checks.hpp"
 #include "plugin_log.hpp"
+#include "published_params.hpp"
 
 namespace ncclnet::info {
 
@@ -109,6 +110,8 @@ Inspection inspect(const Options& options) {
   for (const host::LibraryAttempt& a : out.report.attempts) {
     out.pluginInitialized |= a.selected || a.devices >= 0 || a.verdict.rfind("init failed", 0) == 0;
   }
+  // A table published in the file lists every knob, whether or not init ran.
+  readPublishedParams(&out);
   // Each release initializes the plugin again; those lines would only
   // repeat the ones above.
   out.verdicts = judgeReleases(options, host::captureLogger);

@@ -62,7 +62,7 @@ struct Param {
   std::string name;
   std::string value;
   std::string defaultValue;
-  std::string source;  // "env" or "default"
+  std::string source;  // "env", "default", or "refused" (set to a value the knob does not allow)
   std::string help;
 };
 
@@ -74,6 +74,8 @@ struct Inspection {
   std::vector<Warning> warnings;   // suspicious properties
   std::vector<LogLine> pluginLog;  // what the plugin logged (the Loader's own lines removed)
   std::vector<Param> params;
+  std::string paramsLibrary;  // the file whose published table gave params; "" = init's log lines
+  std::string paramsError;    // why that file's table could not be read
   std::vector<std::string> envLines;     // NCCL_ENV lines that are not "param" lines
   bool pluginInitialized = false;        // some init ran, so an SDK plugin had its chance to
                                          // report its knobs

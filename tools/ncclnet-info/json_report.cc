@@ -160,6 +160,9 @@ void writeDiagnostics(const Inspection& in, JsonWriter& w) {
     w.endObject();
   }
   w.endArray();
+  // Where params came from: "library" (the file's published table, no init
+  // needed) or "init" (what init announced on NCCL_ENV).
+  w.key("paramsFrom").value(in.paramsLibrary.empty() ? "init" : "library");
   w.key("params").beginArray();
   for (const Param& p : in.params) {
     w.beginObject();

@@ -237,8 +237,15 @@ void printWarnings(const Inspection& in, std::ostream& out) {
 }
 
 void printParams(const Inspection& in, std::ostream& out) {
-  std::string who = in.loaded ? "'" + in.plugin.name + "'" : "the plugin's init";
-  out << "\nParameters reported by " << who << " (" << in.params.size() << ")\n";
+  if (!in.paramsLibrary.empty()) {
+    out << "\nParameters published by " << in.paramsLibrary << " (" << in.params.size() << ")\n"
+        << "  read from the file, without init; values as the plugin would read this environment\n";
+  } else {
+    std::string who = in.loaded ? "'" + in.plugin.name + "'" : "the plugin's init";
+    out << "\nParameters reported by " << who << " (" << in.params.size() << ")\n";
+  }
+  if (!in.paramsError.empty())
+    out << "  the library's published knob table is unreadable: " << in.paramsError << '\n';
   if (in.params.empty() && !in.pluginInitialized) {
     out << "  none: no plugin was initialized (see the verdicts above), so none could\n"
            "  report its knobs\n";

@@ -293,6 +293,30 @@ def _():
     expect_in("none were reported", out)
 
 
+@case("published_params")
+def _():
+    """sdk-socket publishes its knob table in its file: --params lists it
+    although NCCL_NET passes the plugin over and init never runs."""
+    socket = os.environ.get("NCCLNET_INFO_SOCKET_PLUGIN", "")
+    expect(os.path.exists(socket), "NCCLNET_INFO_SOCKET_PLUGIN=%r names no file" % socket)
+    env = {"NCCL_NET": "nosuchnet", "NCCL_SOCKET_FAMILY": "bogus", "NCCL_SOCKET_NTHREADS": "0x2"}
+    rc, out, _ = run("--plugin", socket, "--params", env=env)
+    expect(rc != 0, "exit %d, want a failure: no table is named nosuchnet" % rc, out)
+    expect_in("Parameters published by " + socket, out)
+    expect("no plugin was initialized" not in out, "the file's table needs no init", out)
+    rows = {l.split()[0]: l.split() for l in out.splitlines() if l.strip().startswith("NCCL")}
+    expect(rows.get("NCCL_SOCKET_FAMILY", [])[1:4] == ["bogus", "any", "refused"],
+           "FAMILY row %s (want bogus, default any, refused)" % rows.get("NCCL_SOCKET_FAMILY"), out)
+    expect(rows.get("NCCL_SOCKET_NTHREADS", [])[1:4] == ["2", "-2", "env"],
+           "NTHREADS row %s (the SDK's parser reads 0x2 as 2)" % rows.get("NCCL_SOCKET_NTHREADS"), out)
+    expect(len([r for r in rows if r.startswith("NCCL")]) >= 17, "every knob listed: %s" % sorted(rows), out)
+    rc, doc = run_json("--plugin", socket, "--params", env=env)
+    expect(doc["paramsFrom"] == "library", "paramsFrom %r" % doc["paramsFrom"])
+    # A library without a published table still lists what its init announced.
+    rc, doc = run_json("--plugin", lib("fixture-only-v7"), "--params")
+    expect(doc["paramsFrom"] == "init", "fixture paramsFrom %r" % doc["paramsFrom"])
+
+
 # ---- NCCL_NET and NCCL_NET_PLUGIN syntax --------------------------------------
 
 @case("net_mismatch")
