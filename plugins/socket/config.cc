@@ -29,8 +29,8 @@ void autoThreads(int cores, int* nThreads, int* nSocksPerThread) {
   // also runs the receiving end's TCP work, so a thread serving two sockets
   // in turn halves a message's parallelism. Few threads: helpers stay awake
   // between messages (autoIdleSpinUs), and a rank has 4 comms on NCCL's 2
-  // channels per NIC; on 32 cores with 2 ranks, 3 threads per comm led NCCL's
-  // best tuned Socket by 1.10x, 2 by 1.08x, 4 by 1.02x, 1 trailed it.
+  // channels per NIC; inside NCCL, 2 to 4 threads per comm led NCCL's best
+  // tuned Socket and 1 trailed it (docs/performance.md, eighth round).
   if (cores < 8) {
     *nThreads = 0;
     *nSocksPerThread = 1;
@@ -55,9 +55,8 @@ int autoSpinUs(int cores) {
   // A stalled stripe's bytes are on the way (its header arrived, or the
   // peer is draining the socket): retrying for them saves a wake-up from
   // poll(), 20 us and more on a many-core host, per stall. 2 ms bounds the
-  // retrying when the peer stopped. Below 8 cores retrying helpers would
-  // starve the progress thread (measured: 10x slower), so there they sleep
-  // at once.
+  // retrying when the peer stopped. Below 8 cores retrying helpers starve
+  // the progress thread (docs/performance.md), so there they sleep at once.
   return cores < 8 ? 0 : 2000;
 }
 
@@ -66,8 +65,8 @@ int autoIdleSpinUs(int cores) {
   // a helper that sleeps in between is woken for every stripe, 15-25 us on
   // the GPU host, and a message waits for its slowest stripe. 1 ms keeps
   // helpers awake through a collective and lets them sleep soon after it
-  // (2 threads per comm: 1.08x NCCL's best tuned Socket with it, 1.00x
-  // without). Below 8 cores helpers have no core to spare.
+  // (docs/performance.md, eighth round). Below 8 cores helpers have no core
+  // to spare.
   return cores < 8 ? 0 : 1000;
 }
 
@@ -192,9 +191,8 @@ ncclResult_t Config::read(ParamTable& params, int cores, Config* out) {
   resolveAutomatic(cores, &c);
   // Without helper threads the caller moves every byte anyway: a message up
   // to a stripe's worth then goes in one sendmsg() with its header rather
-  // than as a header and a stripe on two sockets (on 2 cores: 0.39x -> 0.63x
-  // raw TCP's message rate at 8 KiB, 0.67x -> 0.76x at 32 KiB;
-  // docs/performance.md).
+  // than as a header and a stripe on two sockets, a higher message rate up
+  // to 64 KiB (docs/performance.md, ninth round).
   bool inlineSet = false;
   for (const ParamInfo& p : params.all()) {
     if (p.name == "NCCL_SOCKET_INLINE") inlineSet = p.fromEnv;

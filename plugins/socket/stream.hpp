@@ -72,8 +72,7 @@ class Stream {
 // How many helper threads one plugin instance runs, against its cores.
 // Spinning pays while every helper can have a core of its own; once they
 // outnumber the cores, spinning helpers take the cores NCCL's progress
-// threads need (docs/performance.md: 128 helpers on 32 cores, 8 channels:
-// 0.70x NCCL's Socket with spinning, 0.92x without). The process is not
+// threads need (docs/performance.md, fifth round). The process is not
 // the whole story where every rank is a process of its own: with a
 // `machine`, helpers are also crowded while the machine has half again as
 // many runnable threads as CPUs.
@@ -87,10 +86,9 @@ class HelperCensus {
   bool crowded() { return threads() > cores_ || (machine_ && machine_->busy()); }
   // Claims the helper threads a new comm should start when it would like
   // `wanted`: all of them while they fit the cores, else half (threads then
-  // take the sockets in turn). With many comms (8 channels: 16 per rank)
-  // and 8 threads per comm, an earlier default, one thread per socket
-  // started 128 helpers per rank on 32 cores (0.89x NCCL's best tuned
-  // Socket, against 1.04x with two sockets per thread). A claim counts
+  // take the sockets in turn): with many comms (8 channels: 16 per rank),
+  // one thread per socket would start far more helpers than cores, which
+  // trailed two sockets per thread (docs/performance.md, fifth round). A claim counts
   // until release(), which the comm calls once its threads have joined:
   // comms created at the same moment (one per rank's service thread) see
   // each other's threads before those start.
