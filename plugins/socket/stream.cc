@@ -15,9 +15,6 @@ namespace {
 // A worker re-checks its stop flag at least this often even if no wake-up
 // arrives; a bound on shutdown, not a polling interval.
 constexpr int kMaxSleepMs = 500;
-// A retrying helper checks its patience and the census once in this many
-// passes.
-constexpr unsigned kPassesPerCheck = 8;
 }  // namespace
 
 void Stream::push(char* data, size_t size, Pending* pending) {
@@ -151,47 +148,24 @@ void Worker::run() {
   // False once a sleep ran out its bound with nothing to do: the helper then
   // sleeps again at once rather than retrying its patience every 500 ms.
   bool patient = true;
-  // A stream gets work only through push() and then wake(), so once a pass
-  // leaves every stream idle the next pass that can find anything is one
-  // after wake(): an idle helper looks at one word, not at two locks per
-  // stream (they were a third of a 16-core host's samples at 8 streams,
-  // docs/performance.md). Stalled streams wait on their sockets, which only
-  // a pass (or poll) can see: those are driven on every pass.
-  bool mustDrive = true;
-  unsigned passes = 0;
   while (!stop_.load(std::memory_order_acquire)) {
-    // Acquire: a pass after clearing the flag sees every task whose wake()
-    // came before. The plain load first leaves the word's cache line shared
-    // while no work comes.
-    bool notified = (state_.load(std::memory_order_relaxed) & kNotified) != 0 &&
-                    (state_.fetch_and(~kNotified, std::memory_order_acq_rel) & kNotified) != 0;
-    bool moved = false;
-    if (mustDrive || notified) {
-      moved = driveAll(&pending);
-      mustDrive = !pending.empty();
-    }
+    // Acquire: this pass sees every task whose wake() came before.
+    state_.fetch_and(~kNotified, std::memory_order_acq_rel);
+    bool moved = driveAll(&pending);
     // A wait starts afresh when bytes move and when the helper goes from
     // idle to stalled or back, so each kind gets its own patience.
     if (moved || stalled != !pending.empty()) {
       waitingSince = Clock::now();
       patient = true;
-      passes = 0;
     }
     stalled = !pending.empty();
     if (moved) continue;
     auto patience = stalled ? patience_.stalled : patience_.idle;
-    // The clock and the census are read every few passes: an empty pass is
-    // far shorter than any patience, and both showed in the profile.
-    bool retry = patient && patience.count() > 0 &&
-                 (++passes % kPassesPerCheck != 0 ||
-                  (Clock::now() - waitingSince < patience && !census_->crowded()));
-    if (retry) {
+    if (patient && Clock::now() - waitingSince < patience && !census_->crowded()) {
       sched_yield();
     } else {
       patient = sleep(pending);
       waitingSince = Clock::now();
-      passes = 0;
-      mustDrive = true;  // a socket may be ready: poll does not say which
     }
   }
 }
