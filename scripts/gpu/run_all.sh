@@ -21,6 +21,10 @@
 #   spread     sdk-socket and NCCL's Socket (2x4) in alternating runs at
 #              several channel counts, medians compared (nccl_socket_spread.sh;
 #              not in the default PARTS: about 4 minutes)
+#   check      ncclnet-check wrapped around every bundled plugin (--device cuda)
+#              and aws-ofi-nccl from STAGE_DIR/interop (CPU and cuda), driven
+#              by the conformance suite; a violation fails the run (not in
+#              the default PARTS)
 #   interop    the interop matrix (scripts/interop/run_matrix.sh, one GPU):
 #              our suite against aws-ofi-nccl and NCCL's example plugin,
 #              aws-ofi-nccl's functional tests against our plugins; needs
@@ -128,6 +132,47 @@ PY
     tail -20 "$OUT/cuda_transport.txt" >>"$summary"
     status=1
   fi
+fi
+
+if want check; then
+  note "== ncclnet-check around every plugin (GPU catalogue, --device cuda; aws-ofi-nccl also on the CPU)"
+  conformance=$build/conformance/ncclnet-conformance
+  checker=$build/tools/ncclnet-check/libnccl-net-sdk-check.so
+  # NAME INNER_PLUGIN DEVICE [VAR=VALUE ...]: the suite drives the checker,
+  # which wraps INNER and aborts a rank at its first violation, so the run
+  # passes only with none (profile and bounds as in ctest's
+  # ncclnet_check_wraps_*).
+  checked() {
+    local name=$1 inner=$2 device=$3
+    shift 3
+    if [ ! -e "$inner" ]; then
+      note "check-$name: plugin not built or staged, skipped"
+      return
+    fi
+    local args=(--abi v11 --device "$device")
+    [ "$device" = cuda ] && args+=(--gtest_filter='*/Transport.*:*/GpuMemory.*')
+    local log=$OUT/conformance-check-$name.log
+    if timeout 500 env NCCLNET_CHECK_PLUGIN="$inner" NCCLNET_CHECK_ABORT=1 NCCLNET_CHECK_BLOCK_US=5000000 \
+        "$@" "$conformance" --plugin "$checker" --profile "$root/tools/ncclnet-check/tests/checked.yaml" \
+        "${args[@]}" --no-progress --json "$OUT/conformance-check-$name.json" >"$log" 2>&1; then
+      note "check-$name: $(grep -E "^(PASS|FAIL)" "$log" | tail -1)"
+    else
+      note "check-$name: FAILED: $(grep -E "^(PASS|FAIL)" "$log" | tail -1)"
+      grep -E "ncclnet-check|^(FAIL|     )" "$log" | head -10 >>"$summary"
+      status=1
+    fi
+  }
+  checked sdk-socket-cuda "$build/plugins/socket/libnccl-net-sdk-socket.so" cuda NCCL_SOCKET_IFNAME=lo
+  checked sdk-socket-unpack-cuda "$build/plugins/socket/libnccl-net-sdk-socket.so" cuda \
+    NCCL_SOCKET_IFNAME=lo NCCLNET_SOCKET_UNPACK=1
+  checked sdk-ofi-cuda "$build/plugins/ofi/libnccl-net-sdk-ofi.so" cuda \
+    FI_PROVIDER="tcp;ofi_rxm" FI_TCP_IFACE=lo NCCLNET_OFI_DOMAINS=lo
+  checked sdk-ib-cuda "$build/plugins/ib/libnccl-net-sdk-ib.so" cuda NCCL_IBVERBS_LIB="$softverbs" \
+    NCCL_IB_TIMEOUT=14
+  aws=$stage/interop/aws-ofi-nccl/lib/libnccl-net-ofi.so
+  aws_env=(FI_PROVIDER="tcp;ofi_rxm" FI_TCP_IFACE=lo OFI_NCCL_EXCLUDE_TCP_IF=docker0)
+  checked aws-ofi-nccl-cpu "$aws" cpu "${aws_env[@]}"
+  checked aws-ofi-nccl-cuda "$aws" cuda "${aws_env[@]}"
 fi
 
 # One plugin in NCCL: run nccl-driver and prove the plugin carried the traffic.
