@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "../cuda_driver_slot.hpp"
+#include "../../../../plugins/ib/cuda_driver_slot.hpp"
 
 namespace softverbs {
 namespace {
