@@ -1,53 +1,31 @@
 // SPDX-License-Identifier: Apache-2.0
 // NCCL may dlclose a plugin; the CUDA driver object the plugin opened must
 // go with it (ncclnet/cuda_driver_slot.hpp), not stay behind, with its
-// reference on libcuda, at every unload. The driver object's one release
-// action is its dlclose of libcuda, so this executable counts those: it
-// defines dlclose itself (exported, so that the plugins' calls bind to it)
-// and forwards every call to the C library's.
-//
-// Runs on the CPU stand-in for the CUDA driver (sdk/tests/fake_cuda).
+// reference on libcuda, at every unload. Counted through libcuda's
+// dlcloses (cuda_close_counter.hpp), on the CPU stand-in for the driver.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include <atomic>
 #include <memory>
 #include <string>
 
+#include "cuda_close_counter.hpp"
 #include "ncclnet/abi/net.h"
 #include "ncclnet/cuda_driver.hpp"
 #include "ncclnet/cuda_driver_slot.hpp"
 
 namespace {
 
-std::atomic<void*> gCudaLibrary{nullptr};  // libcuda's handle, once something loaded it
-std::atomic<int> gCudaCloses{0};
-
-int realDlclose(void* handle) {
-  static const auto real = reinterpret_cast<int (*)(void*)>(dlsym(RTLD_NEXT, "dlclose"));
-  return real(handle);
-}
-
-// libcuda's handle (the same for every dlopen of it), and no reference of
-// ours on it; nullptr while nothing has it loaded.
-void* cudaLibrary() {
-  void* handle = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-  if (handle != nullptr) realDlclose(handle);
-  return handle;
-}
+using cuda_close_counter::closes;
 
 void quietLogger(ncclDebugLogLevel, unsigned long, const char*, int, const char*, ...) {}
 
 class DriverRelease : public ::testing::Test {
  protected:
   void SetUp() override {
-    {  // the stand-in must be the driver found, or nothing here means anything
-      ncclnet::cuda::Driver probe("libcuda.so.1");
-      if (!probe.available()) GTEST_FAIL() << "the CUDA stand-in is " << probe.whyNot();
-    }
-    gCudaLibrary = cudaLibrary();  // RTLD_NODELETE: loaded from now on
-    gCudaCloses = 0;
+    std::string why;
+    if (!cuda_close_counter::watch(&why)) GTEST_FAIL() << why;
   }
 };
 
@@ -59,7 +37,7 @@ TEST_F(DriverRelease, SlotReleasesItsDriverWhenItGoes) {
     EXPECT_TRUE(driver->available()) << driver->whyNot();
     EXPECT_EQ(slot.get(), driver);  // opened once
   }
-  EXPECT_EQ(gCudaCloses.load(), 1);
+  EXPECT_EQ(closes(), 1);
 }
 
 TEST_F(DriverRelease, HolderKeepsTheDriverPastItsSlot) {
@@ -68,10 +46,10 @@ TEST_F(DriverRelease, HolderKeepsTheDriverPastItsSlot) {
     ncclnet::cuda::DriverSlot slot;
     held = slot.get();
   }
-  EXPECT_EQ(gCudaCloses.load(), 0);
+  EXPECT_EQ(closes(), 0);
   EXPECT_TRUE(held->available());
   held.reset();
-  EXPECT_EQ(gCudaCloses.load(), 1);
+  EXPECT_EQ(closes(), 1);
 }
 
 // sdk-socket opens the driver at init in UNPACK mode; NCCL then unloads it.
@@ -90,19 +68,13 @@ TEST_F(DriverRelease, SocketUnpackReleasesItsDriverAtUnload) {
   // UNPACK offered: the plugin opened the driver and found it usable.
   EXPECT_EQ(props.netDeviceType, NCCL_NET_DEVICE_UNPACK);
   EXPECT_EQ(net->finalize(ctx), ncclSuccess);
-  EXPECT_EQ(gCudaCloses.load(), 0);  // the plugin still holds it
-  ASSERT_EQ(realDlclose(library), 0);
+  EXPECT_EQ(closes(), 0);  // the plugin still holds it
+  ASSERT_EQ(cuda_close_counter::realDlclose(library), 0);
   EXPECT_EQ(dlopen(SDK_SOCKET_PLUGIN_PATH, RTLD_NOW | RTLD_NOLOAD), nullptr)
       << "the plugin stayed loaded, so nothing of it was released";
-  EXPECT_EQ(gCudaCloses.load(), 1);
+  EXPECT_EQ(closes(), 1);
   unsetenv("NCCLNET_SOCKET_UNPACK");
   unsetenv("NCCL_PROTO");
 }
 
 }  // namespace
-
-// Every dlclose in the process, the plugins' included, comes here.
-extern "C" __attribute__((visibility("default"))) int dlclose(void* handle) {
-  if (handle == gCudaLibrary.load()) gCudaCloses++;
-  return realDlclose(handle);
-}
