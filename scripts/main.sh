@@ -45,7 +45,7 @@ fi
 certify sdk-socket "$build/plugins/socket/libnccl-net-sdk-socket.so" NCCL_SOCKET_IFNAME=lo
 certify sdk-ofi "$build/plugins/ofi/libnccl-net-sdk-ofi.so" \
   FI_PROVIDER="tcp;ofi_rxm" FI_TCP_IFACE=lo NCCLNET_OFI_DOMAINS=lo
-softverbs=$(ls "$build"/plugins/ib/softverbs/libsoftverbs.so 2>/dev/null || true)
+softverbs=$(ls "$build"/sdk/testing/devices/softverbs/libsoftverbs.so 2>/dev/null || true)
 certify sdk-ib-softverbs "$build/plugins/ib/libnccl-net-sdk-ib.so" NCCL_IBVERBS_LIB="$softverbs"
 
 echo

@@ -98,7 +98,7 @@ asan() {
   env LD_PRELOAD="$resident" FI_PROVIDER="tcp;ofi_rxm" FI_TCP_IFACE=lo NCCLNET_OFI_DOMAINS=lo \
     "$conformance" --profile "$profiles/sdk-ofi.yaml" "${one[@]}" \
     --plugin "$dir/plugins/ofi/libnccl-net-sdk-ofi.so" || status=1
-  env NCCL_IBVERBS_LIB="$dir/plugins/ib/softverbs/libsoftverbs.so" "$conformance" \
+  env NCCL_IBVERBS_LIB="$dir/sdk/testing/devices/softverbs/libsoftverbs.so" "$conformance" \
     --profile "$profiles/sdk-ib-softverbs.yaml" "${one[@]}" \
     --plugin "$dir/plugins/ib/libnccl-net-sdk-ib.so" || status=1
   unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS

@@ -6,16 +6,17 @@
 
 #include <cerrno>
 
-#include "cuda_driver_slot.hpp"
 #include "ncclnet/abi/net.h"
 #include "ncclnet/cuda_driver.hpp"
+#include "ncclnet/cuda_driver_slot.hpp"
 
 namespace ncclnet::ib {
 namespace {
 
 // The plugin's own driver object, released when NCCL unloads the plugin
-// (cuda_driver_slot.hpp); opened only when a CUDA buffer must be exported.
-DriverSlot gDriver;
+// (ncclnet/cuda_driver_slot.hpp); opened only when a CUDA buffer must be
+// exported.
+cuda::DriverSlot gDriver;
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include "connect.hpp"
 #include "interfaces.hpp"
 #include "ncclnet/cuda_driver.hpp"
+#include "ncclnet/cuda_driver_slot.hpp"
 #include "ncclnet/plugin.hpp"
 #include "ncclnet/unpack.hpp"
 
@@ -18,6 +19,10 @@ namespace {
 // transfer above 1 GiB (NCCL_MAX_NET_SIZE).
 constexpr size_t kMaxMessageBytes = NCCL_MAX_NET_SIZE;
 constexpr int kMaxComms = 65536;
+
+// The CUDA driver of UNPACK mode, released when NCCL unloads the plugin
+// (ncclnet/cuda_driver_slot.hpp); opened at init only when UNPACK is asked.
+cuda::DriverSlot gDriver;
 
 }  // namespace
 
@@ -39,12 +44,17 @@ class SocketNet {
     auto net = std::unique_ptr<SocketNet>(new SocketNet(args.logger));
     ncclResult_t res = Config::read(net->params_, usableCores(), &net->config_);
     if (res != ncclSuccess) return res;
-    if (net->config_.unpack && !cuda::Driver::get().available()) {
-      NCCLNET_WARN(net->log_,
-                   "NCCLNET_SOCKET_UNPACK=1 ignored: UNPACK bounce pages need the CUDA driver, "
-                   "which is %s; receive comms stay in host mode",
-                   cuda::Driver::get().whyNot().c_str());
-      net->config_.unpack = false;
+    if (net->config_.unpack) {
+      net->driver_ = gDriver.get();
+      if (net->driver_ == nullptr || !net->driver_->available()) {
+        NCCLNET_WARN(net->log_,
+                     "NCCLNET_SOCKET_UNPACK=1 ignored: UNPACK bounce pages need the CUDA driver, "
+                     "which is %s; receive comms stay in host mode",
+                     net->driver_ != nullptr ? net->driver_->whyNot().c_str()
+                                             : "not available: the plugin is unloading");
+        net->config_.unpack = false;
+        net->driver_.reset();
+      }
     }
     net->interfaces_ = findInterfaces(net->config_.ifname, net->config_.family, net->log_);
     if (net->interfaces_.empty()) return ncclSystemError;  // NCCL then falls back
@@ -207,8 +217,8 @@ class SocketNet {
     std::lock_guard<std::mutex> lock(bounceMutex_);
     std::string why;
     if (!bounce_) {
-      bounce_ = unpack::BouncePool::create(unpack::mappedRegions(cuda::Driver::get()),
-                                           config_.unpackArenaBytes, config_.unpackComms, &why);
+      bounce_ = unpack::BouncePool::create(unpack::mappedRegions(driver_), config_.unpackArenaBytes,
+                                           config_.unpackComms, &why);
       if (!bounce_) {
         NCCLNET_WARN(log_, "accept: cannot make the UNPACK bounce pool: %s", why.c_str());
         return ncclSystemError;
@@ -232,7 +242,8 @@ class SocketNet {
   Logger log_;
   ParamTable params_;
   Config config_;
-  std::vector<Interface> interfaces_;  // fixed after create()
+  std::vector<Interface> interfaces_;           // fixed after create()
+  std::shared_ptr<const cuda::Driver> driver_;  // UNPACK only; the bounce pool keeps it too
   std::mutex bounceMutex_;
   std::shared_ptr<unpack::BouncePool> bounce_;  // UNPACK bounce pages, from the first accept
 };

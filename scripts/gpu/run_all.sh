@@ -60,7 +60,7 @@ if [ ! -e /usr/bin/cmake ] && command -v cmake >/dev/null && [ -w /usr/bin ]; th
 fi
 build=$stage
 export LD_LIBRARY_PATH="$stage/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-softverbs=$build/plugins/ib/softverbs/libsoftverbs.so
+softverbs=$build/sdk/testing/devices/softverbs/libsoftverbs.so
 
 {
   echo "== machine"

@@ -31,7 +31,7 @@ third=$stage/interop
 conformance=$stage/conformance/ncclnet-conformance
 aws=$third/aws-ofi-nccl/lib/libnccl-net-ofi.so
 example=$third/nccl-example/lib/libnccl-net-example.so
-softverbs=$stage/plugins/ib/softverbs/libsoftverbs.so
+softverbs=$stage/sdk/testing/devices/softverbs/libsoftverbs.so
 tsv=$out/interop.tsv
 printf 'cell\tkind\tsubject\tprovider\tabi\tdevice\ttest\tresult\tseconds\tlog\n' >"$tsv"
 

@@ -68,7 +68,7 @@ check sdk-socket "$build/plugins/socket/libnccl-net-sdk-socket.so" 1 NCCL_SOCKET
 check sdk-ofi "$build/plugins/ofi/libnccl-net-sdk-ofi.so" 1 FI_PROVIDER="tcp;ofi_rxm" \
   FI_TCP_IFACE=lo NCCLNET_OFI_DOMAINS=lo
 check sdk-ib "$build/plugins/ib/libnccl-net-sdk-ib.so" 1 \
-  NCCL_IBVERBS_LIB="$build/plugins/ib/softverbs/libsoftverbs.so"
+  NCCL_IBVERBS_LIB="$build/sdk/testing/devices/softverbs/libsoftverbs.so"
 # A file name without a path goes through the dynamic linker's search, as
 # the unpatched tests' libnccl-net.so does.
 mkdir -p "$tmp/lib"

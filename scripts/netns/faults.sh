@@ -43,7 +43,7 @@ case $kind in
     ;;
   ib)
     plugin=$build/plugins/ib/libnccl-net-sdk-ib.so
-    export NCCL_IBVERBS_LIB=${NCCL_IBVERBS_LIB:-$build/plugins/ib/softverbs/libsoftverbs.so}
+    export NCCL_IBVERBS_LIB=${NCCL_IBVERBS_LIB:-$build/sdk/testing/devices/softverbs/libsoftverbs.so}
     bound=${FAULT_BOUND_S:-60}
     ;;
   *) echo "faults.sh: unknown plugin kind '$kind'" >&2; exit 2 ;;

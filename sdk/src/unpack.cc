@@ -44,6 +44,18 @@ RegionMaker mappedRegions(const cuda::Driver& driver) {
   };
 }
 
+RegionMaker mappedRegions(std::shared_ptr<const cuda::Driver> driver) {
+  if (driver == nullptr) {  // a DriverSlot's answer while its library unloads
+    return [](size_t, std::string* why) -> std::unique_ptr<Region> {
+      *why = "no CUDA driver: the library is unloading";
+      return nullptr;
+    };
+  }
+  RegionMaker onDriver = mappedRegions(*driver);
+  return [driver = std::move(driver), onDriver = std::move(onDriver)](
+             size_t bytes, std::string* why) { return onDriver(bytes, why); };
+}
+
 RegionMaker hostRegions() {
   return [](size_t bytes, std::string*) -> std::unique_ptr<Region> {
     return std::make_unique<HostRegion>(bytes);

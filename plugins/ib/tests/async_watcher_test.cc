@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "../softverbs/test_hooks.h"
+#include "softverbs/test_hooks.h"
 #include "async_events.hpp"
 #include "ibv_api.hpp"
 

@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "../softverbs/test_hooks.h"
+#include "softverbs/test_hooks.h"
 
 namespace ncclnet::ib::testing {
 ncclResult_t connectLocal(Session& sender, Session& receiver, LocalPair* pair, double seconds) {

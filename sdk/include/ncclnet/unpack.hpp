@@ -10,7 +10,8 @@
 // back to the plugin through irecvConsumed, once the kernel is done.
 //
 //   // once per plugin instance, at the first UNPACK accept:
-//   auto pool = unpack::BouncePool::create(unpack::mappedRegions(cuda::Driver::get()),
+//   // the library's driver (cuda_driver_slot.hpp), which the pool keeps:
+//   auto pool = unpack::BouncePool::create(unpack::mappedRegions(gDriver.get()),
 //                                          arenaBytes, arenas, &why);
 //   // per receive comm (accept got an UNPACK handle):
 //   auto rx = unpack::Receiver::create(pool, &why);
@@ -63,7 +64,11 @@ using RegionMaker = std::function<std::unique_ptr<Region>(size_t bytes, std::str
 
 // Pinned host memory mapped into every CUDA context: for GPU kernels. Made
 // in the primary context of the caller's current device (NCCL's proxy
-// thread runs in its GPU's), else of device 0.
+// thread runs in its GPU's), else of device 0. The regions hold `driver`:
+// a pool made in a plugin outlives the plugin's own reference to it when
+// NCCL unloads the plugin with comms still open.
+RegionMaker mappedRegions(std::shared_ptr<const cuda::Driver> driver);
+// The same on a driver that outlives every pool (Driver::get()).
 RegionMaker mappedRegions(const cuda::Driver& driver);
 // Plain host memory, device address = host address: for a receive
 // "kernel" that runs on the CPU (the reference transport's host peer).

@@ -1,12 +1,40 @@
 // SPDX-License-Identifier: Apache-2.0
 // testnet: an in-process plugin on the SDK's object model. Sends and
-// receives between comms of the same process are matched in memory, so the
-// round-trip tests can drive every ABI version through the whole contract
-// without a network. Built three times: "sdk-testnet" provides every
-// optional member, "sdk-testnet-min" (TESTNET_MINIMAL) none of them, and
-// "sdk-testnet-defects" (TESTNET_DEFECTS) breaks one rule of the contract,
-// the one NCCLNET_TESTNET_DEFECT names, for the checker's tests.
+// receives between comms of the same process are matched in memory, so
+// hosts (the SDK's round trips, the reference transport, the checker, the
+// tools) drive every ABI version through the whole contract without a
+// network. One source, built into several libraries by compile definitions:
+//
+//   (none)                    sdk-testnet: NCCLNET_TESTNET_DEVICES devices
+//                             (2), host memory, every optional member
+//   TESTNET_MINIMAL           sdk-testnet-min: no optional member
+//   TESTNET_DEFECTS           sdk-testnet-defects: breaks the rule of the
+//                             contract NCCLNET_TESTNET_DEFECT names (the
+//                             checker's tests)
+//   TESTNET_LOOPNET           loopnet, the reference transport's plugin: one
+//                             device that also takes NCCL_PTR_CUDA (host
+//                             memory standing in for device memory), checks
+//                             the device handles NCCL passes, and offers
+//                             getDeviceMr and irecvConsumed only
+//   TESTNET_LOOPNET and one of (each a deliberate bug, or a mode):
+//     LOOPNET_EARLY_COMPLETION  with two or more receives outstanding, the
+//                               oldest completes when matched but its bytes
+//                               land a few milliseconds later
+//     LOOPNET_REORDER_SENDS     each send is held back until the next one is
+//                               posted, which overtakes it (a lone send goes
+//                               out after a few milliseconds)
+//     LOOPNET_UNPACK            reports an UNPACK v7 device and fills the
+//                               receive device handle (needsProxyProgress 1)
+//     LOOPNET_DMABUF            also advertises NCCL_PTR_DMABUF and provides
+//                               regMrDmaBuf (an open fd, a CUDA type, an
+//                               offset inside it)
+//     LOOPNET_CUDA              LOOPNET_DMABUF, and copies GPU memory on
+//                               either side with the CUDA driver (reached at
+//                               run time, never linked), as a NIC's DMA
+//                               would: GPU-direct buffers work in one process
 #include <fcntl.h>
+#include <sys/stat.h>
+
 #include <chrono>
 #include <cstring>
 #include <deque>
@@ -17,14 +45,77 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ncclnet/detail/tsan.hpp"
 #include "ncclnet/plugin.hpp"
 #include "ncclnet/request_pool.hpp"
 
+#ifdef LOOPNET_CUDA
+#include "ncclnet/cuda_driver.hpp"
+#include "ncclnet/cuda_driver_slot.hpp"
+#define LOOPNET_DMABUF 1
+#endif
+
+// Which optional members this build declares (the object model offers
+// NCCL exactly those).
+#if defined(TESTNET_LOOPNET)
+#define TESTNET_DEVICE_MR 1  // getDeviceMr, irecvConsumed
+#ifdef LOOPNET_DMABUF
+#define TESTNET_DMABUF 1  // regMrDmaBuf
+#endif
+#elif !defined(TESTNET_MINIMAL)
+#define TESTNET_DEVICE_MR 1
+#define TESTNET_DMABUF 1
+#define TESTNET_VDEVICES 1  // makeVDevice, setNetAttr
+#endif
+
 namespace {
+
+using Clock = std::chrono::steady_clock;
+
+#ifdef TESTNET_LOOPNET
+constexpr bool kLoopnet = true;
+#else
+constexpr bool kLoopnet = false;
+#endif
+#ifdef LOOPNET_EARLY_COMPLETION
+constexpr bool kEarlyCompletion = true;
+#else
+constexpr bool kEarlyCompletion = false;
+#endif
+#ifdef LOOPNET_REORDER_SENDS
+constexpr bool kReorderSends = true;
+#else
+constexpr bool kReorderSends = false;
+#endif
+#ifdef LOOPNET_UNPACK
+constexpr bool kUnpack = true;
+#else
+constexpr bool kUnpack = false;
+#endif
 
 constexpr uint64_t kHandleMagic = 0x7465'7374'6e65'7431ull;  // "testnet1"
 constexpr int kMaxRecvs = 4;
-constexpr int kPhysicalDevices = 2;
+
+// What getProperties reports beyond the SDK's defaults (NCCL's).
+struct Look {
+  const char* devicePrefix;  // device d is named <prefix><d>
+  uint64_t guidBase;         // device d has guid guidBase + d
+  int physicalDevices;       // NCCLNET_TESTNET_DEVICES' default
+  int ptrSupport;
+  int maxComms;
+  int regIsGlobal;
+  float latency;
+  int port;
+  bool railPerDevice;  // railId = device, planeId = 0 (else both undefined)
+};
+#ifdef LOOPNET_DMABUF
+constexpr int kLoopnetPtrSupport = NCCL_PTR_HOST | NCCL_PTR_CUDA | NCCL_PTR_DMABUF;
+#else
+constexpr int kLoopnetPtrSupport = NCCL_PTR_HOST | NCCL_PTR_CUDA;
+#endif
+constexpr Look kLook =
+    kLoopnet ? Look{"loopnet", 0x4c4f4f50, 1, kLoopnetPtrSupport, 1 << 16, 0, 0.0f, 0, false}
+             : Look{"testnet", 0x1000, 2, NCCL_PTR_HOST, 1024, 1, 1.5f, 1, true};
 
 struct Handle {
   uint64_t magic;
@@ -37,10 +128,7 @@ struct MemoryRegion {
   size_t size;
 };
 
-struct Channel;
-
 struct Request {
-  Channel* channel = nullptr;
   bool isSend = false;
   int n = 0;
   int matched = 0;  // buffers (recv) or 1 (send) matched so far
@@ -48,7 +136,6 @@ struct Request {
   ncclResult_t error = ncclSuccess;
 };
 
-// One connection: the sender's queue meets the receiver's queue.
 struct PostedRecv {
   Request* request;
   void* data[kMaxRecvs];
@@ -62,13 +149,67 @@ struct PostedSend {
   size_t size;
   int tag;
 };
+struct LateCopy {  // EARLY_COMPLETION: bytes that land after their receive completed
+  void* dst;
+  std::vector<char> bytes;
+  Clock::time_point due;
+};
 
+#ifdef LOOPNET_CUDA
+// The driver GPU copies go through, released when the library unloads.
+ncclnet::cuda::DriverSlot gDriver;
+#endif
+
+// Copies `size` bytes; false when a GPU copy failed.
+bool copyBytes(void* dst, const void* src, size_t size) {
+#ifdef LOOPNET_CUDA
+  namespace cu = ncclnet::cuda;
+  std::shared_ptr<const cu::Driver> owned = gDriver.get();
+  if (owned != nullptr && owned->available()) {
+    const cu::Driver& driver = *owned;
+    cu::Context dstContext = nullptr, srcContext = nullptr;
+    bool dstGpu = driver.isDeviceMemory(dst, &dstContext);
+    bool srcGpu = driver.isDeviceMemory(src, &srcContext);
+    if (dstGpu || srcGpu) {
+      cu::ScopedContext scope(driver, dstGpu ? dstContext : srcContext);
+      auto d = static_cast<cu::DevicePtr>(reinterpret_cast<uintptr_t>(dst));
+      auto s = static_cast<cu::DevicePtr>(reinterpret_cast<uintptr_t>(src));
+      cu::Result r = dstGpu && srcGpu ? driver.memcpyDtoD(d, s, size)
+                     : dstGpu         ? driver.memcpyHtoD(d, src, size)
+                                      : driver.memcpyDtoH(dst, s, size);
+      return scope.ok() && r == cu::kSuccess;
+    }
+  }
+#endif
+  std::memcpy(dst, src, size);
+  return true;
+}
+
+// One connection: the sender's queue meets the receiver's queue.
 struct Channel {
   std::mutex mutex;
   std::deque<PostedRecv> recvs;
   std::deque<PostedSend> sends;
+  std::deque<LateCopy> late;
+  bool holding = false;  // REORDER_SENDS: a send waiting to be overtaken
+  PostedSend held{};
+  Clock::time_point heldAt{};
   ncclnet::RequestPool<Request> sendRequests{NCCL_NET_MAX_REQUESTS * kMaxRecvs};
   ncclnet::RequestPool<Request> recvRequests{NCCL_NET_MAX_REQUESTS};
+
+  void post(const PostedSend& send) {
+    if (!kReorderSends) {
+      sends.push_back(send);
+    } else if (holding) {  // this send overtakes the held one
+      sends.push_back(send);
+      sends.push_back(held);
+      holding = false;
+    } else {
+      held = send;
+      holding = true;
+      heldAt = Clock::now();
+    }
+  }
 
   // Each send, in posting order, lands in the oldest posted receive that
   // still has an unfilled buffer with its tag. A send whose tag has no such
@@ -76,6 +217,11 @@ struct Channel {
   // several ranks share one comm, one rank may run a step ahead of another
   // (NCCL's IB plugin answers such a send with a NULL request instead).
   void match() {
+    flushLate(false);
+    if (holding && Clock::now() - heldAt > std::chrono::milliseconds(2)) {
+      sends.push_back(held);
+      holding = false;
+    }
     std::vector<int> waitingTags;
     for (auto send = sends.begin(); send != sends.end();) {
       bool waiting = false;
@@ -96,26 +242,57 @@ struct Channel {
         ++send;
         continue;
       }
-      deliver(*send, recv, slot);
+      deliver(*send, recv, slot, kEarlyCompletion && recvs.size() >= 2 && recv == &recvs.front());
       send = sends.erase(send);
     }
+    // A receive completed out of the front (a later tag filled first) stays
+    // until those before it complete: completion order is posting order.
     while (!recvs.empty() && recvs.front().request->matched == recvs.front().request->n) {
       recvs.pop_front();
     }
   }
 
   // A send larger than its buffer fails both sides and writes nothing.
-  static void deliver(const PostedSend& send, PostedRecv* recv, int slot) {
+  void deliver(const PostedSend& send, PostedRecv* recv, int slot, bool landsLate) {
     if (send.size > recv->capacity[slot]) {
       send.request->error = recv->request->error = ncclInvalidUsage;
-    } else if (send.size > 0) {
-      std::memcpy(recv->data[slot], send.data, send.size);
+    } else if (send.size > 0 && landsLate) {
+      const char* s = static_cast<const char*>(send.data);
+      late.push_back({recv->data[slot], std::vector<char>(s, s + send.size),
+                      Clock::now() + std::chrono::milliseconds(5)});
+    } else if (send.size > 0 && !copyBytes(recv->data[slot], send.data, send.size)) {
+      send.request->error = recv->request->error = ncclSystemError;
     }
     recv->filled[slot] = true;
     recv->request->sizes[slot] = static_cast<int>(send.size);
     recv->request->matched++;
     send.request->sizes[0] = static_cast<int>(send.size);
     send.request->matched = 1;
+  }
+
+  void flushLate(bool all) {
+    // These bytes land after their receive was reported done, so they race
+    // with the reader: that race is the defect EARLY_COMPLETION plants, and
+    // ThreadSanitizer is not to report it as a bug of its own.
+    ncclnet::detail::TsanIgnoreWrites plantedDefect;
+    while (!late.empty() && (all || Clock::now() >= late.front().due)) {
+      std::memcpy(late.front().dst, late.front().bytes.data(), late.front().bytes.size());
+      late.pop_front();
+    }
+  }
+
+  // The closed end's unmatched messages go with it, as a torn-down
+  // connection's would: its buffers are freed once close returns, and the
+  // other end must never copy from or into them.
+  void closeEnd(bool sendEnd) {
+    std::lock_guard<std::mutex> lock(mutex);
+    flushLate(true);
+    if (sendEnd) {
+      sends.clear();
+      holding = false;
+    } else {
+      recvs.clear();
+    }
   }
 };
 
@@ -144,6 +321,18 @@ class TestNet {
   static constexpr const char* kName = "sdk-testnet-min";
 #elif defined(TESTNET_DEFECTS)
   static constexpr const char* kName = "sdk-testnet-defects";
+#elif defined(LOOPNET_EARLY_COMPLETION)
+  static constexpr const char* kName = "loopnet-early-completion";
+#elif defined(LOOPNET_REORDER_SENDS)
+  static constexpr const char* kName = "loopnet-reorder-sends";
+#elif defined(LOOPNET_UNPACK)
+  static constexpr const char* kName = "loopnet-unpack";
+#elif defined(LOOPNET_CUDA)
+  static constexpr const char* kName = "loopnet-cuda";
+#elif defined(LOOPNET_DMABUF)
+  static constexpr const char* kName = "loopnet-dmabuf";
+#elif defined(TESTNET_LOOPNET)
+  static constexpr const char* kName = "loopnet";
 #else
   static constexpr const char* kName = "sdk-testnet";
 #endif
@@ -173,7 +362,7 @@ class TestNet {
     int defect = kNoDefect;
   };
   static constexpr ncclnet::Knob<Knobs> kKnobs[] = {
-      ncclnet::intKnob("NCCLNET_TESTNET_DEVICES", &Knobs::devices, kPhysicalDevices, 0, 64,
+      ncclnet::intKnob("NCCLNET_TESTNET_DEVICES", &Knobs::devices, kLook.physicalDevices, 0, 64,
                        "physical devices testnet reports"),
       ncclnet::flagKnob("NCCLNET_TESTNET_FAIL_INIT", &Knobs::failInit, false,
                         "1: init fails after reading the knobs, as without a device"),
@@ -218,20 +407,27 @@ class TestNet {
       return ncclInvalidArgument;
     }
     while (static_cast<int>(names_.size()) <= dev)
-      names_.push_back("testnet" + std::to_string(names_.size()));
+      names_.push_back(kLook.devicePrefix + std::to_string(names_.size()));
     props->name = names_[dev].data();
-    props->guid = 0x1000 + dev;
-    props->regIsGlobal = 1;
+    props->guid = kLook.guidBase + dev;
+    props->ptrSupport = kLook.ptrSupport;
+    props->regIsGlobal = kLook.regIsGlobal;
     props->speed = 100000;
-    props->port = 1;
-    props->latency = 1.5f;
-    props->maxComms = 1024;
+    props->port = kLook.port;
+    props->latency = kLook.latency;
+    props->maxComms = kLook.maxComms;
     props->maxRecvs = kMaxRecvs;
+    if (kUnpack) {
+      props->netDeviceType = NCCL_NET_DEVICE_UNPACK;
+      props->netDeviceVersion = NCCL_NET_DEVICE_UNPACK_VERSION;
+    }
     if (dev >= physical_) props->vProps = virtual_[dev - physical_];
     props->maxP2pBytes = NCCL_MAX_NET_SIZE_BYTES;
     props->maxCollBytes = NCCL_MAX_NET_SIZE_BYTES;
-    props->railId = static_cast<int16_t>(dev);
-    props->planeId = 0;
+    if (kLook.railPerDevice) {
+      props->railId = static_cast<int16_t>(dev);
+      props->planeId = 0;
+    }
     return ncclSuccess;
   }
 
@@ -263,7 +459,11 @@ class TestNet {
   }
 
   ncclResult_t connectStep(Connector& connector, std::unique_ptr<SendComm>* out,
-                           ncclNetDeviceHandle_v12_t**) {
+                           ncclNetDeviceHandle_v12_t** devHandle) {
+    // NCCL gives a send side a device handle only for a device type that
+    // has one on send; none has.
+    if (kLoopnet && devHandle != nullptr && *devHandle != nullptr)
+      return bad("connect", "send side got a device handle");
     std::lock_guard<std::mutex> lock(mutex_);
     auto listen = listens_.find(connector.listenId);
     if (listen == listens_.end()) {
@@ -280,9 +480,14 @@ class TestNet {
     return ncclSuccess;
   }
 
-  ncclResult_t accept(Listen& listen, std::unique_ptr<RecvComm>* out, ncclNetDeviceHandle_v12_t**) {
+  ncclResult_t accept(Listen& listen, std::unique_ptr<RecvComm>* out,
+                      ncclNetDeviceHandle_v12_t** devHandle) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (listen.pending.empty()) return ncclSuccess;
+    if (kLoopnet) {
+      ncclResult_t res = takeDeviceHandle(devHandle);
+      if (res != ncclSuccess) return res;
+    }
     auto comm = std::make_unique<RecvComm>();
     comm->channel = listen.pending.front();
     listen.pending.pop_front();
@@ -292,7 +497,9 @@ class TestNet {
 
   ncclResult_t regMr(ncclnet::DataComm<TestNet>, void* data, size_t size, int type,
                      std::unique_ptr<MemoryRegion>* out) {
-    if (type != NCCL_PTR_HOST) return bad("regMr", "testnet registers host memory only");
+    // NCCL_PTR_CUDA where advertised: host memory stands in for the device's.
+    const bool cuda = type == NCCL_PTR_CUDA && (kLook.ptrSupport & NCCL_PTR_CUDA) != 0;
+    if (type != NCCL_PTR_HOST && !cuda) return bad("regMr", "memory type not in ptrSupport");
     *out = std::make_unique<MemoryRegion>(MemoryRegion{static_cast<char*>(data), size});
     return ncclSuccess;
   }
@@ -308,10 +515,9 @@ class TestNet {
     std::lock_guard<std::mutex> lock(channel.mutex);
     Request* r = channel.sendRequests.acquire();
     if (r != nullptr) {
-      r->channel = &channel;
       r->isSend = true;
       r->n = 1;
-      channel.sends.push_back(PostedSend{r, data, size, tag});
+      channel.post(PostedSend{r, data, size, tag});
       channel.match();
     }
     *request = r;  // NULL: all requests in flight, try again
@@ -329,7 +535,6 @@ class TestNet {
     std::lock_guard<std::mutex> lock(channel.mutex);
     Request* r = channel.recvRequests.acquire();
     if (r != nullptr) {
-      r->channel = &channel;
       r->n = n;
       PostedRecv posted{};
       posted.request = r;
@@ -346,7 +551,7 @@ class TestNet {
   }
 
   ncclResult_t iflush(RecvComm&, int, void**, int*, MemoryRegion**, Request** request) {
-    *request = nullptr;  // host memory: nothing to flush
+    *request = nullptr;  // host memory: the bytes are already visible
     return ncclSuccess;
   }
 
@@ -357,10 +562,12 @@ class TestNet {
     return finish(*comm.channel, request, done, sizes);
   }
 
-  ncclResult_t close(std::unique_ptr<SendComm>) {
+  ncclResult_t close(std::unique_ptr<SendComm> comm) {
+    comm->channel->closeEnd(true);
     return ncclSuccess;
   }
-  ncclResult_t close(std::unique_ptr<RecvComm>) {
+  ncclResult_t close(std::unique_ptr<RecvComm> comm) {
+    comm->channel->closeEnd(false);
     return ncclSuccess;
   }
   ncclResult_t close(std::unique_ptr<Listen> listen) {
@@ -369,20 +576,34 @@ class TestNet {
     return ncclSuccess;
   }
 
-#ifndef TESTNET_MINIMAL
+#ifdef TESTNET_DMABUF
   ncclResult_t regMrDmaBuf(ncclnet::DataComm<TestNet> comm, void* data, size_t size, int type,
-                           uint64_t, int fd, std::unique_ptr<MemoryRegion>* out) {
-    if (fcntl(fd, F_GETFD) < 0) return bad("regMrDmaBuf", "fd is not open");
+                           uint64_t offset, int fd, std::unique_ptr<MemoryRegion>* out) {
+    struct stat st = {};
+    if (fcntl(fd, F_GETFD) < 0 || fstat(fd, &st) != 0) return bad("regMrDmaBuf", "fd is not open");
+    if (kLoopnet) {
+      // Host memory stands in for the device memory behind the fd; what is
+      // checked is NCCL's call: a CUDA type, an offset inside the fd.
+      if (type != NCCL_PTR_CUDA) return bad("regMrDmaBuf", "type is not NCCL_PTR_CUDA");
+      if (st.st_size > 0 && offset + size > static_cast<uint64_t>(st.st_size))
+        return bad("regMrDmaBuf", "offset + size past the end of the dmabuf");
+      return regMr(comm, data, size, type, out);
+    }
     return regMr(comm, data, size, type == NCCL_PTR_CUDA ? NCCL_PTR_HOST : type, out);
   }
-  ncclResult_t getDeviceMr(ncclnet::DataComm<TestNet>, MemoryRegion&, void** dptr) {
-    *dptr = nullptr;
+#endif
+#ifdef TESTNET_DEVICE_MR
+  ncclResult_t getDeviceMr(ncclnet::DataComm<TestNet>, MemoryRegion& region, void** dptr) {
+    // loopnet's "device" is the CPU: the device address is the host one.
+    *dptr = kLoopnet ? region.base : nullptr;
     return ncclSuccess;
   }
   ncclResult_t irecvConsumed(RecvComm&, int n, Request*) {
     if (n < 1 || n > kMaxRecvs) return bad("irecvConsumed", "n out of range");
     return ncclSuccess;
   }
+#endif
+#ifdef TESTNET_VDEVICES
   ncclResult_t makeVDevice(int* d, ncclNetVDeviceProps_v12_t* props) {
     std::lock_guard<std::mutex> lock(mutex_);
     for (int i = 0; i < props->ndevs; i++) {
@@ -408,8 +629,20 @@ class TestNet {
     return size == 0 ||
            (region != nullptr && p >= region->base && p + size <= region->base + region->size);
   }
+  // The receive side's device handle: an UNPACK device fills the one NCCL
+  // preallocated (a CPU stand-in: no unpack queue); a HOST device gets none.
+  ncclResult_t takeDeviceHandle(ncclNetDeviceHandle_v12_t** devHandle) {
+    const bool given = devHandle != nullptr && *devHandle != nullptr;
+    if (!kUnpack) return given ? bad("accept", "HOST device got a handle") : ncclSuccess;
+    if (!given) return bad("accept", "UNPACK receive without a handle");
+    (*devHandle)->handle = nullptr;
+    (*devHandle)->size = 0;
+    (*devHandle)->needsProxyProgress = 1;
+    return ncclSuccess;
+  }
   ncclResult_t finish(Channel& channel, Request& r, int* done, int* sizes) {
     std::lock_guard<std::mutex> lock(channel.mutex);
+    channel.match();  // late bytes and held sends move with time, not only with posts
     *done = r.matched == r.n;
     if (!*done) return ncclSuccess;
     ncclResult_t error = r.error;
@@ -422,14 +655,18 @@ class TestNet {
       channel.sendRequests.release(&r);
     else
       channel.recvRequests.release(&r);
-    if (error != ncclSuccess) NCCLNET_WARN(log_, "test: message larger than its receive buffer");
+    if (error != ncclSuccess) {
+      NCCLNET_WARN(log_, "test: %s",
+                   error == ncclInvalidUsage ? "message larger than its receive buffer"
+                                             : "a copy through the CUDA driver failed");
+    }
     return error;
   }
 
   ncclnet::Logger log_;
   ncclnet::ParamTable params_;
   std::mutex mutex_;  // guards what follows
-  int physical_ = kPhysicalDevices;
+  int physical_ = kLook.physicalDevices;
   Defect defect_ = kNoDefect;
   uint64_t nextListenId_ = 0;
   std::vector<ncclNetVDeviceProps_v12_t> virtual_;

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "../cuda_driver_slot.hpp"
+#include "ncclnet/cuda_driver_slot.hpp"
 
 namespace softverbs {
 namespace {
@@ -29,10 +29,10 @@ bool driverLoaded() {
 }
 
 // The driver object softverbs uses, owned by the library and released when
-// it unloads: sdk-ib dlopens and dlcloses softverbs (cuda_driver_slot.hpp).
+// it unloads: sdk-ib dlopens and dlcloses softverbs (ncclnet/cuda_driver_slot.hpp).
 // An MR over device memory holds a reference of its own, so one still
 // registered at unload keeps the driver it copies through.
-ncclnet::ib::DriverSlot gDriver;
+cu::DriverSlot gDriver;
 
 // The driver, loaded and usable; nullptr otherwise (*why says why, when given).
 std::shared_ptr<const cu::Driver> usableDriver(std::string* why = nullptr) {
