@@ -45,6 +45,28 @@ function(ncclnet_add_plugin target)
   endif()
 endfunction()
 
+# ncclnet_add_plugin_core(<target> SOURCES <files...> [LIBRARIES <libs...>]
+#                         [INCLUDES <dirs...>])
+#
+# A plugin's pieces as a static library that the plugin (plugin.cc and the
+# export) and its unit tests link alike: hidden like the plugin, so nothing
+# leaks once it is linked in, with its folder (and INCLUDES) on the include
+# path of whoever links it, and the SDK's plugin-side headers.
+function(ncclnet_add_plugin_core target)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBRARIES;INCLUDES" ${ARGN})
+  add_library(${target} STATIC ${ARG_SOURCES})
+  target_include_directories(${target} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR} ${ARG_INCLUDES})
+  if(TARGET ncclnet::plugin)
+    target_link_libraries(${target} PUBLIC ncclnet::plugin ${ARG_LIBRARIES})
+  else()
+    target_link_libraries(${target} PUBLIC ncclnet_plugin ${ARG_LIBRARIES})
+  endif()
+  set_target_properties(${target} PROPERTIES
+    CXX_VISIBILITY_PRESET hidden
+    C_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON)
+endfunction()
+
 # Every symbol of a loadable library resolved at link time, so that a
 # missing one fails the build rather than NCCL's dlopen. Not under clang's
 # sanitizers: there the sanitizer runtime lives in the executable that
