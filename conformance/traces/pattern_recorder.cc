@@ -125,6 +125,8 @@ int runProcess(const Options& o, const rt::Workload& w, int me, int fd) {
   rt::RankOptions options;
   options.transport.config = rt::TransportConfig::shrunk();
   options.transport.commId = 0x7e57c0de00ull + static_cast<uint64_t>(me);
+  // The plugin's warnings (and, wrapped in ncclnet-check, its findings) on stderr.
+  options.transport.logger = ncclnet::Logger(warnOnly, "NET/transport");
   rt::Rank rank;
   if (rt::makeRank(plugin->net(), std::move(options), &rank) != ncclSuccess) {
     std::fprintf(stderr, "process %d: the reference transport's set-up failed\n", me);

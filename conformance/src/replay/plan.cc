@@ -14,11 +14,15 @@ struct Refusal {
   std::string why;
 };
 
+[[noreturn]] void refuseAt(const std::string& file, int line, const std::string& text,
+                           const std::string& why) {
+  throw Refusal{"cannot replay: " + file + ":" + std::to_string(line) + " (" + text + "): " + why};
+}
+
 [[noreturn]] void refuse(const std::string& file, const RecordedCall* call,
                          const std::string& why) {
-  std::string where =
-      call ? file + ":" + std::to_string(call->line) + " (" + call->text + ")" : file;
-  throw Refusal{"cannot replay: " + where + ": " + why};
+  if (call != nullptr) refuseAt(file, call->line, call->text, why);
+  throw Refusal{"cannot replay: " + file + ": " + why};
 }
 
 uint64_t hexKey(const RecordedCall& call, const std::string& key) {
@@ -200,22 +204,20 @@ void pairAndSeed(const std::vector<RecordedProcess>& processes, Plan* plan) {
       if (first.op == Op::Connect) {
         auto it = listens.find(first.hash);
         if (it == listens.end())
-          refuse(processes[r].name, nullptr,
-                 "line " + std::to_string(first.line) + " (" + first.text +
-                     ") connects to a listen that no trace holds: every process of the job must "
-                     "be in the directory");
+          refuseAt(processes[r].name, first.line, first.text,
+                   "connects to a listen that no trace holds: every process of the job must be "
+                   "in the directory");
         if (it->second.connected)
-          refuse(processes[r].name, nullptr,
-                 "line " + std::to_string(first.line) +
-                     " connects to a listen handle another connect used already");
+          refuseAt(processes[r].name, first.line, first.text,
+                   "connects to a listen handle another connect used already");
         it->second.connected = true;
         connection = first.hash;
       } else {
         auto it = hashOfListen.find({r, first.listen});
         if (it == hashOfListen.end())
-          refuse(processes[r].name, nullptr,
-                 "line " + std::to_string(first.line) + " accepts on listen comm " +
-                     std::to_string(first.listen) + ", which the trace never opened");
+          refuseAt(processes[r].name, first.line, first.text,
+                   "accepts on listen comm " + std::to_string(first.listen) +
+                       ", which the trace never opened");
         connection = it->second;
       }
       std::map<int, uint64_t> ordinal;  // per tag

@@ -44,7 +44,7 @@ void addReplayScenarios(std::vector<Scenario>& out) {
                  .rule = Rule::CompletionReportsSizes,
                  .ranks = 2,
                  .run = [](Ctx& c) { replayShipped(c, "ring-ll"); },
-                 .summary = "recorded LL ring on 4 channels, replayed call by call"});
+                 .summary = "recorded LL ring on 2 channels, replayed call by call"});
   out.push_back({.area = area,
                  .name = "RingLL128",
                  .rule = Rule::CompletionReportsSizes,
