@@ -26,23 +26,15 @@ class Player {
   void run() {
     listenAndExchange();
     std::vector<Live> live(me_.streams.size());
-    for (;;) {
-      bool finished = true, moved = false;
-      for (size_t i = 0; i < live.size(); i++) {
-        const Stream& s = me_.streams[i];
-        for (int n = 0; n < kStepsPerPass && live[i].next < s.steps.size(); n++) {
-          if (live[i].since == 0) live[i].since = nowSeconds();
-          if (!attempt(s.steps[live[i].next], live[i])) break;
-          live[i].next++;
-          live[i].since = 0;
-          live[i].attempts = 0;
-          moved = true;
-        }
-        if (live[i].next < s.steps.size()) finished = false;
-      }
-      if (finished) break;
-      if (!moved) sched_yield();
-    }
+    // Every transfer first, each stream stopping at its close; then, once
+    // every rank got there, the closes and what follows them. The trace
+    // does not show what held the closes back in the recorded job (NCCL
+    // tears connections down in ncclCommDestroy, after its ranks synchronize;
+    // the reference transport behind a barrier), and a comm closed while its
+    // peer still receives may take the peer's bytes with it.
+    playUntil(live, true);
+    c_.barrier("replay: every rank's transfers done, before the closes");
+    playUntil(live, false);
     for (const ListenPlan& l : me_.listens) {
       if (!l.closedByStream) c_.closeListen(listens_.at(l.id));
     }
@@ -58,6 +50,34 @@ class Player {
     Handle handle;                 // a connect's, kept across its calls
     std::deque<void*> unconsumed;  // completed receives, for irecvConsumed
   };
+
+  // Plays the streams, interleaved, until each is done (or, with
+  // `stopAtClose`, has its close next).
+  void playUntil(std::vector<Live>& live, bool stopAtClose) {
+    for (;;) {
+      bool finished = true, moved = false;
+      for (size_t i = 0; i < live.size(); i++) {
+        const Stream& s = me_.streams[i];
+        auto waiting = [&] {
+          if (live[i].next >= s.steps.size()) return false;
+          Op op = s.steps[live[i].next].op;
+          return !(stopAtClose && (op == Op::CloseSend || op == Op::CloseRecv));
+        };
+        for (int n = 0; n < kStepsPerPass && waiting(); n++) {
+          if (live[i].since == 0) live[i].since = nowSeconds();
+          if (!attempt(s.steps[live[i].next], live[i])) break;
+          live[i].next++;
+          live[i].since = 0;
+          live[i].attempts = 0;
+          moved = true;
+        }
+        if (waiting()) finished = false;
+      }
+      if (finished) return;
+      if (!moved) sched_yield();
+    }
+  }
+
   struct Posted {
     void* request;
     const Step* step;
