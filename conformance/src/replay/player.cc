@@ -171,13 +171,13 @@ class Player {
           Registration* r = registration(b);
           if (r != nullptr) r->buffer->fill(b.seed, b.offset, b.size);
           return c_.net().isend(live.comm, r ? r->buffer->data() + b.offset : nullptr, b.size,
-                                b.tag, r ? r->mhandle : nullptr, nullptr, request);
+                                b.tag, r ? r->mhandle : nullptr, phandle_, request);
         });
       case Op::Irecv:
       case Op::Iflush:
         return post(step, [&](void** request) {
           int n = static_cast<int>(step.buffers.size());
-          std::vector<void*> data(n), mhandles(n);
+          std::vector<void*> data(n), mhandles(n), phandles(n, phandle_);
           std::vector<size_t> sizes(n);
           std::vector<int> tags(n), intSizes(n);
           for (int i = 0; i < n; i++) {
@@ -193,7 +193,7 @@ class Player {
             return c_.net().iflush(live.comm, n, data.data(), intSizes.data(), mhandles.data(),
                                    request);
           return c_.net().irecv(live.comm, n, data.data(), sizes.data(), tags.data(),
-                                mhandles.data(), nullptr, request);
+                                mhandles.data(), phandles.data(), request);
         });
       case Op::Test: return test(step, live);
       case Op::Consumed: {
@@ -305,6 +305,10 @@ class Player {
 
   Ctx& c_;
   const RankPlan& me_;
+  // What isend/irecv get as phandles, as NCCL's proxy passes one per step
+  // (v10+; the view drops them for older tables).
+  alignas(16) char phandleStorage_[16] = {};
+  void* const phandle_ = phandleStorage_;
   std::map<uint64_t, void*> listens_;               // listen number -> listen comm
   std::map<uint64_t, Handle> handles_;              // hash -> this replay's handle
   std::map<uint64_t, Registration> registrations_;  // registration number -> memory
