@@ -7,6 +7,14 @@
 # records replays. Included from CMakeLists.txt (CHECK, OUT, PROFILES set).
 
 set(TRACES ${CMAKE_CURRENT_SOURCE_DIR}/../traces)
+
+# The plan alone: pairing, seeds and refusals.
+add_executable(conformance_replay_plan_test replay_plan_test.cc ../src/replay/plan.cc
+               ../src/replay/trace_text.cc)
+target_include_directories(conformance_replay_plan_test PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/../src)
+target_link_libraries(conformance_replay_plan_test PRIVATE GTest::gtest_main)
+include(GoogleTest)
+gtest_discover_tests(conformance_replay_plan_test DISCOVERY_TIMEOUT 60)
 set(REPLAY_ENV_sdk_socket "NCCL_SOCKET_IFNAME=lo")
 set(REPLAY_ENV_sdk_ofi "FI_PROVIDER=tcp\\;ofi_rxm;FI_TCP_IFACE=lo;NCCLNET_OFI_DOMAINS=lo")
 if(TARGET softverbs)

@@ -146,9 +146,10 @@ class RankBuilder {
       Step s = step(name == "isend" ? Op::Isend : name == "irecv" ? Op::Irecv : Op::Iflush, call);
       s.request = static_cast<uint64_t>(call.number("r"));
       if (s.request == 0 && s.op != Op::Iflush) return;  // NULL: the replay retries by itself
+      Stream& on = stream(c, call);
       s.buffers = buffers(call, s.op == Op::Isend);
       streamOfRequest_[s.request] = c;
-      stream(c, call).steps.push_back(s);
+      on.steps.push_back(s);
     } else if (name == "test") {
       if (call.number("done") != 1) return;
       Step s = step(Op::Test, call);
