@@ -117,15 +117,20 @@ class Player {
       bool done = call(step, live);
       live.attempts++;
       if (!done && nowSeconds() - live.since > c_.waitLimit())
-        fail(step.op == Op::Connect || step.op == Op::Accept ? Rule::ConnectAcceptNeverBlock
-                                                             : Rule::CompletionReportsSizes,
-             "%s", stillWaiting(step, live).c_str());
+        fail(ruleOfTimeout(step.op), "%s", stillWaiting(step, live).c_str());
       return done;
     } catch (Violation& v) {
       v.message = "diverged from " + me_.file + ":" + std::to_string(step.line) + " (" + step.text +
                   "): " + v.message;
       throw;
     }
+  }
+
+  // The rule a step that never completes breaks.
+  static Rule ruleOfTimeout(Op op) {
+    if (op == Op::Connect || op == Op::Accept) return Rule::ConnectAcceptNeverBlock;
+    if (op == Op::Isend || op == Op::Irecv) return Rule::InFlightLimits;  // NULL for ever
+    return Rule::CompletionReportsSizes;
   }
 
   std::string stillWaiting(const Step& step, const Live& live) const {
