@@ -17,6 +17,7 @@
 #include "ncclnet/host/build_info.hpp"
 #include "options.hpp"
 #include "probe.hpp"
+#include "replay/sources.hpp"
 #include "report/junit.hpp"
 #include "report/progress.hpp"
 #include "report/provenance.hpp"
@@ -72,8 +73,9 @@ constexpr double kJoinTimeoutSec = 300;
 void listCatalogue() {
   std::printf("| scenario | rule | ranks | ABI | checks |\n|---|---|---|---|---|\n");
   for (const Scenario& s : catalogue()) {
-    std::printf("| `%s` | %s | %d | %s | %s |\n", s.fullName().c_str(), ruleLabel(s.rule).c_str(),
-                s.ranks, abiRangeText(s.needs).c_str(), s.summary);
+    std::string ranks = s.ranks == kRanksOfTheTrace ? "per trace" : std::to_string(s.ranks);
+    std::printf("| `%s` | %s | %s | %s | %s |\n", s.fullName().c_str(), ruleLabel(s.rule).c_str(),
+                ranks.c_str(), abiRangeText(s.needs).c_str(), s.summary);
   }
 }
 
@@ -158,6 +160,17 @@ int run(int argc, char** argv) {
   if (opt.deadline) profile.deadlineSec = *opt.deadline;
   profile.strict = profile.strict || opt.strict;
   if (opt.device) profile.device = *opt.device;
+  if (opt.replayDir) {
+    // Refused here, once, with the one line that says why; every rank
+    // reads the same directory again.
+    replay::Plan plan;
+    if (!replay::planFromDirectory(*opt.replayDir, &plan, &error)) {
+      std::fprintf(stderr, "ncclnet-conformance: %s\n", error.c_str());
+      return 2;
+    }
+    profile.replayDir = *opt.replayDir;
+    profile.replayRanks = static_cast<int>(plan.ranks.size());
+  }
   for (const auto& [name, value] : profile.env) setenv(name.c_str(), value.c_str(), 1);
   const char* envPlugin = std::getenv("NCCL_NET_PLUGIN");
   if (opt.plugin)
@@ -270,6 +283,7 @@ int run(int argc, char** argv) {
   if (opt.profilePath) rerun += " --profile " + *opt.profilePath;
   if (!nccl.empty()) rerun += " --nccl " + nccl;
   if (opt.device) rerun += " --device " + *opt.device;
+  if (opt.replayDir) rerun += " --replay " + *opt.replayDir;
   Suite suite{&coordinator, &config, &report, rerun};
   registerSuite(&suite, report.versions);
 

@@ -110,6 +110,8 @@ const char* usage() {
       "  --device cpu|cuda    what plays NCCL's kernels in the Transport scenarios: a CPU\n"
       "                       thread on host memory (default), or CUDA kernels on GPU\n"
       "                       (rank % GPUs) with pinned and device memory\n"
+      "  --replay DIR         replay the ncclnet-check traces of DIR (NCCLNET_CHECK_TRACE; one\n"
+      "                       rank per file) against the plugin: Replay.Recorded, nothing else\n"
       "  --list               print the catalogue and exit     --verbose   one line per test\n"
       "  --list-rules         print the rules (docs/contract.md) and exit\n"
       "  --rank R --size N --rendezvous HOST:PORT\n"
@@ -185,6 +187,9 @@ bool parseOptions(int argc, char** argv, Options* out, std::string* error) {
         return false;
       }
       o.device = v;
+    } else if (arg == "--replay") {
+      if (!need(&v)) return false;
+      o.replayDir = v;
     } else if (arg == "--nccl") {
       if (!need(&v)) return false;
       o.nccl = v;

@@ -19,6 +19,7 @@ struct Options {
   std::optional<double> timeScale;         // --time-scale X
   std::optional<double> deadline;          // --deadline SECONDS
   std::optional<std::string> device;       // --device cpu|cuda (Transport scenarios)
+  std::optional<std::string> replayDir;    // --replay DIR (Replay.Recorded only)
   bool strict = false;                     // --strict
   bool list = false;                       // --list
   bool listRules = false;                  // --list-rules

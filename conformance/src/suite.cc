@@ -56,8 +56,8 @@ class ScenarioTest : public testing::Test {
                  " already showed the peer's death going unnoticed (rule 50, a warning), and "
                  "every ABI table leads to the same transport";
     } else {
-      RunRequest request{r.scenario, version_, scenario_->ranks,
-                         scaledDeadline(*suite_->config, r.scenario), scenario_->rule};
+      RunRequest request{r.scenario, version_, ranks(), scaledDeadline(*suite_->config, r.scenario),
+                         scenario_->rule};
       Outcome outcome = suite_->coordinator->run(request);
       r.verdict = outcome.verdict;
       r.reason = outcome.reason;
@@ -92,7 +92,12 @@ class ScenarioTest : public testing::Test {
   std::optional<std::string> unmetBeforeStart() const {
     Capabilities caps = suite_->report->plugin.capabilities;
     caps.version = version_;
-    return unmetRequirement(scenario_->needs, caps, 0, scenario_->ranks);
+    return unmetRequirement(scenario_->needs, caps, 0, ranks());
+  }
+
+  int ranks() const {
+    return scenario_->ranks == kRanksOfTheTrace ? suite_->config->profile.replayRanks
+                                                : scenario_->ranks;
   }
 
   Suite* suite_;
@@ -107,6 +112,10 @@ int registerSuite(Suite* suite, const std::vector<int>& versions) {
   for (int version : versions) {
     for (const Scenario& s : catalogue()) {
       if (!suite->config->profile.includes(s.fullName())) continue;
+      // --replay runs the recorded traces and nothing else; without it
+      // there is nothing to replay.
+      bool replaying = !suite->config->profile.replayDir.empty();
+      if (replaying != (s.fullName() == kRecordedReplay)) continue;
       std::string suiteName = "v" + std::to_string(version) + "/" + s.area;
       const Scenario* scenario = &s;
       testing::RegisterTest(

@@ -117,6 +117,32 @@ ncclResult_t Checker::start(ncclDebugLogger_t logFn) {
   return startResult_;
 }
 
+uint64_t Checker::connectHash(const void* handle) {
+  if (handle == nullptr) return 0;
+  std::lock_guard<std::mutex> lock(connectMutex_);
+  auto [it, fresh] = connecting_.try_emplace(handle, 0);
+  if (fresh) it->second = handleHash(handle);
+  return it->second;
+}
+
+void Checker::connectEnded(const void* handle) {
+  std::lock_guard<std::mutex> lock(connectMutex_);
+  connecting_.erase(handle);
+}
+
+std::string Checker::placesText(const std::shared_ptr<CommState>& comm, int n, void* const* data,
+                                void* const* mhandles) const {
+  if (data == nullptr || mhandles == nullptr || n <= 0) return "m=- o=-";
+  std::string ids = "m=", offsets = "o=";
+  for (int i = 0; i < n; i++) {
+    long long offset = 0;
+    uint64_t mrId = ledger_->placeInMr(comm, mhandles[i], data[i], &offset);
+    ids += (i ? "," : "") + std::to_string(mrId);
+    offsets += (i ? "," : "") + std::to_string(offset);
+  }
+  return ids + " " + offsets;
+}
+
 Clock::time_point Checker::timed(const CheckRule& rule, const char* call, Clock::time_point start,
                                  const CommState* comm) {
   Clock::time_point end = now();
@@ -191,12 +217,14 @@ ncclResult_t Checker::listen(void* ctx, int dev, void* handle, void** listenComm
   if (res == ncclSuccess && listenComm != nullptr && *listenComm != nullptr) {
     commId = ledger_->addListen(*listenComm, dev);
   }
-  trace_.line("listen c=%llu dev=%d rc=%d", id(commId), dev, static_cast<int>(res));
+  trace_.line("listen c=%llu dev=%d h=%016llx rc=%d", id(commId), dev,
+              id(commId != 0 && handle != nullptr ? handleHash(handle) : 0), static_cast<int>(res));
   return res;
 }
 
 ncclResult_t Checker::connect(void* ctx, int dev, void* handle, void** sendComm,
                               ncclNetDeviceHandle_v12_t** sendDevComm) {
+  const uint64_t hash = trace_.enabled() ? connectHash(handle) : 0;
   Clock::time_point start = now();
   ncclResult_t res = net().connect(ctx, dev, handle, sendComm, sendDevComm);
   timed(rules::kConnectAcceptNeverBlock, "connect", start, nullptr);
@@ -206,7 +234,11 @@ ncclResult_t Checker::connect(void* ctx, int dev, void* handle, void** sendComm,
     int maxRecvs = net().getProperties(dev, &props) == ncclSuccess ? props.maxRecvs : 1;
     commId = ledger_->addSend(*sendComm, dev, maxRecvs);
   }
-  trace_.line("connect c=%llu dev=%d rc=%d", id(commId), dev, static_cast<int>(res));
+  if (trace_.enabled()) {
+    if (commId != 0 || res != ncclSuccess) connectEnded(handle);
+    trace_.line("connect c=%llu dev=%d h=%016llx rc=%d", id(commId), dev, id(hash),
+                static_cast<int>(res));
+  }
   return res;
 }
 
@@ -253,7 +285,7 @@ ncclResult_t Checker::regMr(void* comm, void* data, size_t size, int type, void*
   ncclResult_t res = net().regMr(comm, data, size, type, mhandle);
   uint64_t mrId = 0;
   if (res == ncclSuccess && state != nullptr && mhandle != nullptr) {
-    mrId = ledger_->addMr(state, *mhandle);
+    mrId = ledger_->addMr(state, *mhandle, data);
   }
   trace_.line("regMr c=%llu m=%llu size=%zu type=%d rc=%d", id(state ? state->id : 0), id(mrId),
               size, type, static_cast<int>(res));
@@ -266,7 +298,7 @@ ncclResult_t Checker::regMrDmaBuf(void* comm, void* data, size_t size, int type,
   ncclResult_t res = net().regMrDmaBuf(comm, data, size, type, offset, fd, mhandle);
   uint64_t mrId = 0;
   if (res == ncclSuccess && state != nullptr && mhandle != nullptr) {
-    mrId = ledger_->addMr(state, *mhandle);
+    mrId = ledger_->addMr(state, *mhandle, data);
   }
   trace_.line("regMrDmaBuf c=%llu m=%llu size=%zu type=%d offset=%llu rc=%d",
               id(state ? state->id : 0), id(mrId), size, type, id(offset), static_cast<int>(res));
@@ -300,8 +332,12 @@ ncclResult_t Checker::isend(void* sendComm, void* data, size_t size, int tag, vo
   if (res == ncclSuccess && request != nullptr) {
     requestId = ledger_->afterPost(comm, PostKind::Send, 1, &size, &tag, &mhandle, *request, end);
   }
-  trace_.line("isend c=%llu r=%llu size=%zu tag=%d rc=%d", id(comm ? comm->id : 0), id(requestId),
-              size, tag, static_cast<int>(res));
+  if (trace_.enabled()) {
+    long long offset = 0;
+    uint64_t mrId = ledger_->placeInMr(comm, mhandle, data, &offset);
+    trace_.line("isend c=%llu r=%llu size=%zu tag=%d m=%llu o=%lld rc=%d", id(comm ? comm->id : 0),
+                id(requestId), size, tag, id(mrId), offset, static_cast<int>(res));
+  }
   return res;
 }
 
@@ -325,9 +361,10 @@ ncclResult_t Checker::irecv(void* recvComm, int n, void** data, size_t* sizes, i
   }
   if (trace_.enabled()) {
     int shown = std::max(0, std::min(n, kMaxSizes));
-    trace_.line("irecv c=%llu r=%llu n=%d sizes=%s tags=%s rc=%d", id(comm ? comm->id : 0),
+    trace_.line("irecv c=%llu r=%llu n=%d sizes=%s tags=%s %s rc=%d", id(comm ? comm->id : 0),
                 id(requestId), n, sizes ? listText(sizes, shown).c_str() : "-",
-                tags ? listText(tags, shown).c_str() : "-", static_cast<int>(res));
+                tags ? listText(tags, shown).c_str() : "-",
+                placesText(comm, shown, data, mhandles).c_str(), static_cast<int>(res));
   }
   return res;
 }
@@ -347,8 +384,9 @@ ncclResult_t Checker::iflush(void* recvComm, int n, void** data, int* sizes, voi
   }
   if (trace_.enabled()) {
     int shown = std::max(0, std::min(n, kMaxSizes));
-    trace_.line("iflush c=%llu r=%llu n=%d sizes=%s rc=%d", id(comm ? comm->id : 0), id(requestId),
-                n, sizes ? listText(sizes, shown).c_str() : "-", static_cast<int>(res));
+    trace_.line("iflush c=%llu r=%llu n=%d sizes=%s %s rc=%d", id(comm ? comm->id : 0),
+                id(requestId), n, sizes ? listText(sizes, shown).c_str() : "-",
+                placesText(comm, shown, data, mhandles).c_str(), static_cast<int>(res));
   }
   return res;
 }
@@ -376,9 +414,9 @@ ncclResult_t Checker::test(void* request, int* done, int* sizes) {
 }
 
 ncclResult_t Checker::irecvConsumed(void* recvComm, int n, void* request) {
-  ledger_->consumed(recvComm, n, request);
+  uint64_t commId = ledger_->consumed(recvComm, n, request);
   ncclResult_t res = net().irecvConsumed(recvComm, n, request);
-  trace_.line("irecvConsumed n=%d rc=%d", n, static_cast<int>(res));
+  trace_.line("irecvConsumed c=%llu n=%d rc=%d", id(commId), n, static_cast<int>(res));
   return res;
 }
 

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "config.hpp"
 #include "ledger.hpp"
@@ -85,6 +86,14 @@ class Checker {
   // when it ended.
   Clock::time_point timed(const CheckRule& rule, const char* call, Clock::time_point start,
                           const CommState* comm);
+  // The hash of a connect's handle as the first call of that connect saw
+  // it: a plugin may keep its connect state in the handle (NCCL calls again
+  // with the same buffer), so later calls may see other bytes.
+  uint64_t connectHash(const void* handle);
+  void connectEnded(const void* handle);
+  // The trace's "m=<registrations> o=<offsets>" of n buffers.
+  std::string placesText(const std::shared_ptr<CommState>& comm, int n, void* const* data,
+                         void* const* mhandles) const;
 
   char name_[256] = "sdk-check";
   std::unique_ptr<host::LoadedPlugin> inner_;
@@ -101,6 +110,8 @@ class Checker {
   Reporter reporter_;
   std::unique_ptr<Ledger> ledger_;
   Trace trace_;
+  std::mutex connectMutex_;                               // guards connecting_ (only while tracing)
+  std::unordered_map<const void*, uint64_t> connecting_;  // handle -> hash at its first call
   std::unique_ptr<Watchdog> watchdog_;
 };
 

@@ -175,11 +175,25 @@ uint64_t Ledger::close(void* comm, CommKind kind, const char* call) {
 
 // ---- registrations ---------------------------------------------------------
 
-uint64_t Ledger::addMr(const std::shared_ptr<CommState>& comm, void* mhandle) {
+uint64_t Ledger::addMr(const std::shared_ptr<CommState>& comm, void* mhandle, const void* data) {
   std::lock_guard<std::mutex> lock(comm->mutex);
-  auto [it, fresh] = comm->mhandles.try_emplace(mhandle, CommState::Mr{0, 0, 0});
+  auto [it, fresh] = comm->mhandles.try_emplace(mhandle, CommState::Mr{0, 0, 0, nullptr});
   if (fresh) it->second.id = nextMrId_.fetch_add(1, std::memory_order_relaxed);
   it->second.registrations++;
+  it->second.base = static_cast<const char*>(data);
+  return it->second.id;
+}
+
+uint64_t Ledger::placeInMr(const std::shared_ptr<CommState>& comm, void* mhandle, const void* data,
+                           long long* offset) const {
+  *offset = 0;
+  if (comm == nullptr) return 0;
+  std::lock_guard<std::mutex> lock(comm->mutex);
+  auto it = comm->mhandles.find(mhandle);
+  if (it == comm->mhandles.end()) return 0;
+  // Integers, not pointer arithmetic: the two need not lie in one object.
+  *offset = static_cast<long long>(reinterpret_cast<uintptr_t>(data)) -
+            static_cast<long long>(reinterpret_cast<uintptr_t>(it->second.base));
   return it->second.id;
 }
 
@@ -365,9 +379,9 @@ void Ledger::forgetOldestCompletion(CommState& comm) {
   if (it->second.empty()) comm.awaitingConsume.erase(it);
 }
 
-void Ledger::consumed(void* recvComm, int n, void* request) {
+uint64_t Ledger::consumed(void* recvComm, int n, void* request) {
   std::shared_ptr<CommState> state = find(recvComm, CommKind::Recv, "irecvConsumed");
-  if (state == nullptr) return;
+  if (state == nullptr) return 0;
   int postedN = -1;
   {
     std::lock_guard<std::mutex> lock(state->mutex);
@@ -397,6 +411,7 @@ void Ledger::consumed(void* recvComm, int n, void* request) {
            "irecvConsumed with n=" + std::to_string(n) +
                " for a receive posted with n=" + std::to_string(postedN));
   }
+  return state->id;
 }
 
 // ---- watchdog ----------------------------------------------------------------

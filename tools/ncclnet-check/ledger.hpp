@@ -54,6 +54,7 @@ struct CommState {
     int uses;           // requests in flight posted with it
     int registrations;  // a plugin with a registration cache may return one
                         // mhandle for several regMr; each has its deregMr
+    const char* base;   // where the latest regMr of it began (the trace's offsets)
   };
   std::unordered_map<void*, Mr> mhandles;
   int inFlight = 0;
@@ -108,7 +109,12 @@ class Ledger {
   uint64_t close(void* comm, CommKind kind, const char* call);
 
   // ---- registrations ----
-  uint64_t addMr(const std::shared_ptr<CommState>& comm, void* mhandle);
+  // `data`: where the registered memory begins (only compared, never read).
+  uint64_t addMr(const std::shared_ptr<CommState>& comm, void* mhandle, const void* data = nullptr);
+  // For the trace: the registration's number and `data`'s offset in it; a
+  // number 0 when the comm does not hold `mhandle`.
+  uint64_t placeInMr(const std::shared_ptr<CommState>& comm, void* mhandle, const void* data,
+                     long long* offset) const;
   // Before deregMr: reports an mhandle the comm does not hold (rule 54) or
   // one a request in flight still uses (rule 27). Returns its id (0: unknown).
   uint64_t beforeDereg(const std::shared_ptr<CommState>& comm, void* mhandle);
@@ -130,8 +136,9 @@ class Ledger {
   // sizes: what test wrote, each preset to -1 (nullptr when NCCL passed NULL).
   void afterTest(void* request, ncclResult_t res, int done, const int* sizes);
   // irecvConsumed: a receive of this comm that completed and was not
-  // consumed yet, with the same n (rule 37).
-  void consumed(void* recvComm, int n, void* request);
+  // consumed yet, with the same n (rule 37). Returns the comm's number (0:
+  // unknown).
+  uint64_t consumed(void* recvComm, int n, void* request);
 
   // ---- for the watchdog ----
   struct Outstanding {

@@ -9,7 +9,16 @@
 #include <cstring>
 #include <ctime>
 
+#include "ncclnet/abi/net.h"
+
 namespace ncclnet::check {
+
+uint64_t handleHash(const void* handle) {
+  const auto* bytes = static_cast<const unsigned char*>(handle);
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (int i = 0; i < NCCL_NET_HANDLE_MAXSIZE; i++) hash = (hash ^ bytes[i]) * 0x100000001b3ull;
+  return hash;
+}
 
 Trace::~Trace() {
   if (file_ != nullptr) std::fclose(file_);
@@ -27,8 +36,8 @@ bool Trace::open(const std::string& dir, const std::string& plugin, int abiVersi
     return false;
   }
   start_ = std::chrono::steady_clock::now();
-  std::fprintf(file_, "# ncclnet-check trace 1 host=%s pid=%d plugin=%s abi=%d start=%lld\n", host,
-               static_cast<int>(getpid()), plugin.c_str(), abiVersion,
+  std::fprintf(file_, "# ncclnet-check trace %d host=%s pid=%d plugin=%s abi=%d start=%lld\n",
+               kTraceVersion, host, static_cast<int>(getpid()), plugin.c_str(), abiVersion,
                static_cast<long long>(std::time(nullptr)));
   return true;
 }

@@ -9,11 +9,20 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <mutex>
 #include <string>
 
 namespace ncclnet::check {
+
+// The trace's format version (docs/check.md, "Trace format").
+constexpr int kTraceVersion = 2;
+
+// A short name for a listen handle (FNV-1a over its NCCL_NET_HANDLE_MAXSIZE
+// bytes, which NCCL copies whole from the listener to the connector), so
+// that a replayer can pair a `connect` with the `listen` of another process.
+uint64_t handleHash(const void* handle);
 
 class Trace {
  public:

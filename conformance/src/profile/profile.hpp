@@ -50,6 +50,10 @@ struct Profile {
   // What plays NCCL's kernels in the Transport scenarios: "cpu" (a thread on
   // host memory) or "cuda" (kernels on GPU rank % count). --device wins.
   std::string device = "cpu";
+  // --replay DIR: the recorded traces Replay.Recorded plays (one rank per
+  // file), and how many files rank 0 found there.
+  std::string replayDir;
+  int replayRanks = 0;
   std::vector<size_t> sizes{0, 1, 7, 8, 4095, 4096, 4097, 65536, 1048579, 4194304};
   size_t largeSize = size_t(1) << 30;
   int iterations = 3;

@@ -21,6 +21,7 @@ const std::vector<Scenario>& catalogue() {
     addTransportScenarios(out);
     addCloseScenarios(out);
     addFaultScenarios(out);
+    addReplayScenarios(out);
     return out;
   }();
   return all;

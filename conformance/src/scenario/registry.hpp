@@ -24,11 +24,15 @@ namespace conformance {
 // they are declared here; one left out keeps its default (every field has
 // an initializer of its own: GCC 12's -Wmissing-field-initializers warns
 // about a field left out that has none).
+// The ranks of Replay.Recorded: one per trace file of --replay DIR.
+constexpr int kRanksOfTheTrace = 0;
+constexpr const char* kRecordedReplay = "Replay.Recorded";
+
 struct Scenario {
   const char* area = "";                 // gtest suite: Load, Properties, Init, Connect, ...
   const char* name = "";                 // gtest name: the behaviour, in CamelCase
   Rule rule = Rule::ProfileExpectation;  // the rule it checks (crashes and deadlines name it)
-  int ranks = 2;                         // processes it needs
+  int ranks = 2;                         // processes it needs (kRanksOfTheTrace: see there)
   // Judged before its ranks start: an unmet one makes the test NotRun.
   // (Not `requires`, a keyword from C++20 on.)
   Requirements needs = {};
@@ -60,5 +64,6 @@ void addCompletionScenarios(std::vector<Scenario>& out);
 void addTransportScenarios(std::vector<Scenario>& out);
 void addCloseScenarios(std::vector<Scenario>& out);
 void addFaultScenarios(std::vector<Scenario>& out);
+void addReplayScenarios(std::vector<Scenario>& out);
 
 }  // namespace conformance

@@ -329,10 +329,20 @@ TEST_F(CheckedTestnet, TraceRecordsEveryCall) {
   std::stringstream text;
   text << in.rdbuf();
   std::string t = text.str();
-  EXPECT_NE(t.find("# ncclnet-check trace 1 "), std::string::npos) << t;
-  EXPECT_NE(t.find(" listen c=1 dev=0 rc=0\n"), std::string::npos) << t;
-  EXPECT_NE(t.find(" irecv c=3 r=1 n=2 sizes=1024,1024 tags=0,1 rc=0\n"), std::string::npos) << t;
-  EXPECT_NE(t.find(" isend c=2 r=2 size=100 tag=0 rc=0\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("# ncclnet-check trace 2 "), std::string::npos) << t;
+  // The listen handle's hash, and the same on every connect to it: how a
+  // replayer pairs the two across processes.
+  size_t listen = t.find(" listen c=1 dev=0 h=");
+  ASSERT_NE(listen, std::string::npos) << t;
+  std::string hash = t.substr(listen + 20, 16);
+  EXPECT_NE(hash, std::string(16, '0')) << t;
+  EXPECT_NE(t.find(" connect c=0 dev=0 h=" + hash + " rc=0\n"), std::string::npos) << t;
+  EXPECT_NE(t.find(" connect c=2 dev=0 h=" + hash + " rc=0\n"), std::string::npos) << t;
+  // Registrations are numbered 1 (send) and 2 (recv); buffers by offset.
+  EXPECT_NE(t.find(" irecv c=3 r=1 n=2 sizes=1024,1024 tags=0,1 m=2,2 o=0,1024 rc=0\n"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find(" isend c=2 r=2 size=100 tag=0 m=1 o=0 rc=0\n"), std::string::npos) << t;
   EXPECT_NE(t.find(" test r=1 done=1 sizes=100,100 rc=0\n"), std::string::npos) << t;
   EXPECT_NE(t.find(" closeListen c=1 rc=0\n"), std::string::npos) << t;
   std::remove(path.c_str());

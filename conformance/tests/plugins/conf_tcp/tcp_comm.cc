@@ -302,6 +302,11 @@ void RecvComm::progress() {
       }
       got_ += static_cast<uint64_t>(n);
     }
+#ifdef CONF_TCP_DEFECT_CORRUPTS_A_BYTE
+    // Defect: byte 1000 of every message longer than that arrives flipped,
+    // with the right size reported: only a check of the bytes sees it.
+    if (target_ != nullptr && dest_ != nullptr && header_.size > 1000) dest_[1000] ^= 0x5a;
+#endif
     if (target_ != nullptr) complete(target_);
     if (stashing_) keepOrPlace(Early{header_.tag, std::move(stash_)});
     stashing_ = false;
