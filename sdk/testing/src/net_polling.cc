@@ -70,6 +70,17 @@ ncclResult_t connectAndAccept(PluginSession& sender, PluginSession& receiver, vo
   return done ? res : ncclTimeout;
 }
 
+ncclResult_t connectLoopback(PluginSession& sender, PluginSession& receiver, void** sendComm,
+                             void** recvComm, double seconds) {
+  char handle[NCCL_NET_HANDLE_MAXSIZE];
+  void* listenComm = nullptr;
+  ncclResult_t res = listenOn(receiver, handle, &listenComm);
+  if (res != ncclSuccess) return res;
+  res = connectAndAccept(sender, receiver, handle, listenComm, sendComm, recvComm, seconds);
+  ncclResult_t closed = receiver.net().closeListen(listenComm);
+  return res != ncclSuccess ? res : closed;
+}
+
 const char* listenStillAccepts(PluginSession& s, const char* handle, void* listenComm,
                                double seconds) {
   // A copy: NCCL's connect may write into the handle it is given.

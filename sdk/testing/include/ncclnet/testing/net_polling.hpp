@@ -27,6 +27,10 @@ ncclResult_t acceptFrom(PluginSession& s, void* listenComm, void** recvComm, dou
 ncclResult_t connectAndAccept(PluginSession& sender, PluginSession& receiver, void* handle,
                               void* listenComm, void** sendComm, void** recvComm,
                               double seconds = 10);
+// Both ends of one connection made in this process: listen on `receiver`,
+// connectAndAccept, close the listen.
+ncclResult_t connectLoopback(PluginSession& sender, PluginSession& receiver, void** sendComm,
+                             void** recvComm, double seconds = 10);
 // The listen still takes a real peer (a connect from the same session),
 // e.g. after hostile input: nullptr, or what failed. The comms are closed.
 const char* listenStillAccepts(PluginSession& s, const char* handle, void* listenComm,
