@@ -19,19 +19,19 @@ namespace {
 constexpr double kBoundSeconds = 1.0;
 
 // A receiver that accepts one connection, says so, and waits to be killed.
-int receiverThatWaits(int in, int out) {
+int receiverThatWaits(Channel& parent) {
   Session s(11);
   if (!s.ok()) return 90;
   char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
   void* listenComm = nullptr;
   if (s.net().listen(s.ctx(), 0, handle, &listenComm) != ncclSuccess) return 91;
-  if (!writeAll(out, handle, sizeof(handle))) return 92;
+  if (!parent.send(handle, sizeof(handle))) return 92;
   void* recvComm = nullptr;
   if (acceptFrom(s, listenComm, &recvComm) != ncclSuccess || recvComm == nullptr) return 93;
   char ready = 1;
-  if (!writeAll(out, &ready, 1)) return 94;
+  if (!parent.send(&ready, 1)) return 94;
   char never;
-  readAll(in, &never, 1, 60);
+  parent.receive(&never, 1, 60);
   return 95;
 }
 
@@ -40,10 +40,10 @@ class IbPeerDeath : public ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(s_.ok()) << s_.error();
     char handle[NCCL_NET_HANDLE_MAXSIZE];
-    ASSERT_TRUE(readAll(child_.fromChild(), handle, sizeof(handle)));
+    ASSERT_TRUE(child_.channel().receive(handle, sizeof(handle)));
     ASSERT_EQ(connectTo(s_, handle, &comm_), ncclSuccess);
     char ready = 0;
-    ASSERT_TRUE(readAll(child_.fromChild(), &ready, 1));
+    ASSERT_TRUE(child_.channel().receive(&ready, 1));
     ASSERT_EQ(s_.net().regMr(comm_, buffer_.data(), buffer_.size(), NCCL_PTR_HOST, &mh_),
               ncclSuccess);
   }
@@ -61,8 +61,8 @@ class IbPeerDeath : public ::testing::Test {
   }
   // isend until it answers something other than "not yet" or `seconds` pass.
   ncclResult_t isendUntilAnswered(double seconds) {
-    auto deadline = after(seconds);
-    while (Clock::now() < deadline) {
+    Deadline deadline(seconds);
+    while (!deadline.expired()) {
       void* request = nullptr;
       ncclResult_t res = isendOnce(&request);
       if (res != ncclSuccess) return res;
@@ -84,7 +84,7 @@ class IbPeerDeath : public ::testing::Test {
     EXPECT_EQ(warningsSince(mark).size(), 1u) << "later calls add no line";
   }
 
-  Child child_{receiverThatWaits};
+  ChildProcess child_{receiverThatWaits};
   Session s_{11};
   void* comm_ = nullptr;
   void* mh_ = nullptr;
@@ -94,7 +94,7 @@ class IbPeerDeath : public ::testing::Test {
 TEST_F(IbPeerDeath, SendWaitingForClearToSendFailsWhenTheReceiverDies) {
   EXPECT_EQ(isendUntilAnswered(0.1), ncclTimeout) << "the receiver lives: no answer yet";
   size_t mark = logMark();
-  child_.killNow();
+  child_.kill();
   auto died = Clock::now();
   EXPECT_EQ(isendUntilAnswered(10), ncclRemoteError);
   double seconds = std::chrono::duration<double>(Clock::now() - died).count();
@@ -105,7 +105,7 @@ TEST_F(IbPeerDeath, SendWaitingForClearToSendFailsWhenTheReceiverDies) {
 
 TEST_F(IbPeerDeath, SendPostedAfterTheReceiverDiedFails) {
   size_t mark = logMark();
-  child_.killNow();
+  child_.kill();
   auto died = Clock::now();
   EXPECT_EQ(isendUntilAnswered(10), ncclRemoteError);
   double seconds = std::chrono::duration<double>(Clock::now() - died).count();

@@ -42,17 +42,26 @@ void Channel::close() {
   fd_ = -1;
 }
 
-bool Channel::send(const void* data, size_t size) {
+bool writeAll(int fd, const void* data, size_t size) {
   const auto* p = static_cast<const char*>(data);
+  bool socket = true;
   while (size > 0) {
     // MSG_NOSIGNAL: a peer that died is a false return, not a SIGPIPE.
-    ssize_t n = ::send(fd_, p, size, MSG_NOSIGNAL);
+    ssize_t n = socket ? ::send(fd, p, size, MSG_NOSIGNAL) : ::write(fd, p, size);
+    if (n < 0 && errno == ENOTSOCK && socket) {
+      socket = false;
+      continue;
+    }
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
     p += n;
     size -= static_cast<size_t>(n);
   }
   return true;
+}
+
+bool Channel::send(const void* data, size_t size) {
+  return writeAll(fd_, data, size);
 }
 
 bool Channel::receive(void* data, size_t size, double seconds) {

@@ -13,6 +13,10 @@
 
 namespace ncclnet::testing {
 
+// All `size` bytes to a descriptor (a socket or a pipe), retried after
+// EINTR and short writes; false when the peer is gone (never SIGPIPE).
+bool writeAll(int fd, const void* data, size_t size);
+
 class Channel {
  public:
   Channel() = default;
