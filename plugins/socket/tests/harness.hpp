@@ -8,7 +8,7 @@
 #include "ncclnet/testing/child_process.hpp"
 #include "ncclnet/testing/deadline.hpp"
 #include "ncclnet/testing/net_polling.hpp"
-#include "ncclnet/testing/side_check.hpp"
+#include "ncclnet/testing/role_check.hpp"
 
 namespace ncclnet::socket::testing {
 

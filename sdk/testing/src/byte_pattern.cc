@@ -2,7 +2,7 @@
 // nccl-net-sdk test kit: byte patterns.
 #include "ncclnet/testing/byte_pattern.hpp"
 
-#include "ncclnet/testing/side_check.hpp"
+#include "ncclnet/testing/role_check.hpp"
 
 namespace ncclnet::testing {
 

@@ -18,8 +18,7 @@ std::string ExitStatus::describe() const {
   switch (kind) {
     case Kind::NotStarted: return "was never started";
     case Kind::Exited: return "exited with " + std::to_string(code);
-    case Kind::Signaled:
-      return "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
+    case Kind::Signaled: return "killed by signal " + std::to_string(signal);
     case Kind::TimedOut: return "still running at its deadline: killed";
   }
   return "?";

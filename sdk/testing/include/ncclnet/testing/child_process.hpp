@@ -36,7 +36,7 @@ struct ExitStatus {
 
   bool succeeded() const { return kind == Kind::Exited && code == 0; }
   bool exitedWith(int expected) const { return kind == Kind::Exited && code == expected; }
-  // "exited with 0", "killed by signal 11 (Segmentation fault)",
+  // "exited with 0", "killed by signal 11",
   // "still running at its deadline: killed", "was never started".
   std::string describe() const;
 };

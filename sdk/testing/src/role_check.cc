@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // nccl-net-sdk test kit: the message text of failed checks in a child.
-#include "ncclnet/testing/side_check.hpp"
+#include "ncclnet/testing/role_check.hpp"
 
 #include <cstdarg>
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// nccl-net-sdk test kit: checks inside a forked side of a test, where gtest's
+// nccl-net-sdk test kit: checks inside a forked child of a test, where gtest's
 // assertions cannot report (the child never returns into the framework).
 //
 //   CHILD_CHECK(cond)      in a body returning int: prints the failed
 //                          condition on stderr and returns 1 (the exit status);
 //   ROLE_CHECK(cond, fmt, ...), ROLE_OK(call), ROLE_TRY(expr)
-//                          in a body returning std::string (runPair's sides):
+//                          in a body returning std::string (runRoles' roles):
 //                          return where and what failed as that string.
 #pragma once
 

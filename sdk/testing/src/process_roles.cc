@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// nccl-net-sdk test kit: two sides of a test in two children.
-#include "ncclnet/testing/process_pair.hpp"
+// nccl-net-sdk test kit: two roles of a test in two children.
+#include "ncclnet/testing/process_roles.hpp"
 
 #include <memory>
 
@@ -10,18 +10,18 @@
 namespace ncclnet::testing {
 namespace {
 
-// A child that runs `side` on `mine` and writes what it returned to the
+// A child that runs `role` on `mine` and writes what it returned to the
 // parent; the other end of the pair (`theirs`) is closed in the child.
-std::unique_ptr<ChildProcess> start(const Side& side, Channel& mine, Channel& theirs) {
+std::unique_ptr<ChildProcess> start(const Role& role, Channel& mine, Channel& theirs) {
   return std::make_unique<ChildProcess>([&](Channel& parent) {
     theirs.close();
-    std::string error = side(mine);
+    std::string error = role(mine);
     if (!error.empty()) parent.send(error.data(), error.size());
     return error.empty() ? 0 : 1;
   });
 }
 
-// "" for a side that succeeded, else one line about it.
+// "" for a role that succeeded, else one line about it.
 std::string verdict(ChildProcess& child, const char* name, const Deadline& deadline) {
   if (!child.started()) return std::string(name) + ": fork failed";
   double left = deadline.remainingMs() / 1000.0;
@@ -33,7 +33,7 @@ std::string verdict(ChildProcess& child, const char* name, const Deadline& deadl
 
 }  // namespace
 
-std::string runPair(const Side& first, const Side& second, double seconds) {
+std::string runRoles(const Role& first, const Role& second, double seconds) {
   Channel a, b;
   if (!Channel::makePair(&a, &b)) return "socketpair failed";
   std::unique_ptr<ChildProcess> firstChild;
@@ -43,8 +43,8 @@ std::string runPair(const Side& first, const Side& second, double seconds) {
   b.close();
   Deadline deadline(seconds);
   std::string errors;
-  if (firstChild) errors = verdict(*firstChild, "first", deadline);
-  std::string other = verdict(*secondChild, first ? "second" : "side", deadline);
+  if (firstChild) errors = verdict(*firstChild, "first role", deadline);
+  std::string other = verdict(*secondChild, first ? "second role" : "role", deadline);
   if (!other.empty()) errors += (errors.empty() ? "" : "\n") + other;
   return errors;
 }
