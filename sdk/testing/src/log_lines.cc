@@ -10,16 +10,14 @@
 
 namespace ncclnet::testing {
 
-void testLogger(ncclDebugLogLevel level, unsigned long flags, const char* file, int line,
+void testLogger(ncclDebugLogLevel level, unsigned long flags, const char* /*file*/, int /*line*/,
                 const char* fmt, ...) {
-  char text[2048];
   va_list args;
   va_start(args, fmt);
-  std::vsnprintf(text, sizeof(text), fmt, args);
+  std::string text = ncclnet::host::captureFormatted(level, flags, fmt, args);
   va_end(args);
-  ncclnet::host::captureLogger(level, flags, file, line, "%s", text);
   if (level == NCCL_LOG_WARN && std::getenv("NCCLNET_TEST_QUIET") == nullptr)
-    std::fprintf(stderr, "[pid %d] WARN %s\n", static_cast<int>(::getpid()), text);
+    std::fprintf(stderr, "[pid %d] WARN %s\n", static_cast<int>(::getpid()), text.c_str());
 }
 
 size_t logMark() {
