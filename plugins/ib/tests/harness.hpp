@@ -10,6 +10,7 @@
 #include "ncclnet/testing/byte_pattern.hpp"
 #include "ncclnet/testing/child_process.hpp"
 #include "ncclnet/testing/deadline.hpp"
+#include "ncclnet/testing/handle_exchange.hpp"
 #include "ncclnet/testing/log_lines.hpp"
 #include "ncclnet/testing/net_polling.hpp"
 #include "ncclnet/testing/scoped_env.hpp"

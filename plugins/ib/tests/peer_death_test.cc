@@ -22,12 +22,8 @@ constexpr double kBoundSeconds = 1.0;
 int receiverThatWaits(Channel& parent) {
   Session s(11);
   if (!s.ok()) return 90;
-  char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
-  void* listenComm = nullptr;
-  if (s.net().listen(s.ctx(), 0, handle, &listenComm) != ncclSuccess) return 91;
-  if (!parent.send(handle, sizeof(handle))) return 92;
   void* recvComm = nullptr;
-  if (acceptFrom(s, listenComm, &recvComm) != ncclSuccess || recvComm == nullptr) return 93;
+  if (listenAndAccept(s, parent, &recvComm) != ncclSuccess || recvComm == nullptr) return 93;
   char ready = 1;
   if (!parent.send(&ready, 1)) return 94;
   char never;
@@ -39,9 +35,7 @@ class IbPeerDeath : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(s_.ok()) << s_.error();
-    char handle[NCCL_NET_HANDLE_MAXSIZE];
-    ASSERT_TRUE(child_.channel().receive(handle, sizeof(handle)));
-    ASSERT_EQ(connectTo(s_, handle, &comm_), ncclSuccess);
+    ASSERT_EQ(receiveHandleAndConnect(s_, child_.channel(), &comm_), ncclSuccess);
     char ready = 0;
     ASSERT_TRUE(child_.channel().receive(&ready, 1));
     ASSERT_EQ(s_.net().regMr(comm_, buffer_.data(), buffer_.size(), NCCL_PTR_HOST, &mh_),

@@ -38,23 +38,16 @@ class IbTransfer : public ::testing::TestWithParam<int> {
     ChildProcess child([&](Channel& parent) {
       Session s(version);
       if (!s.ok()) return 90;
-      char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
-      void* listenComm = nullptr;
-      if (s.net().listen(s.ctx(), 0, handle, &listenComm) != ncclSuccess) return 91;
-      if (!parent.send(handle, sizeof(handle))) return 92;
       void* recvComm = nullptr;
-      if (acceptFrom(s, listenComm, &recvComm) != ncclSuccess) return 93;
-      s.net().closeListen(listenComm);
+      if (listenAndAccept(s, parent, &recvComm) != ncclSuccess) return 93;
       int code = receiver(s, recvComm, parent);
       s.net().closeRecv(recvComm);
       return code;
     });
     Session s(version);
     ASSERT_TRUE(s.ok()) << s.error();
-    char handle[NCCL_NET_HANDLE_MAXSIZE];
-    ASSERT_TRUE(child.channel().receive(handle, sizeof(handle)));
     void* sendComm = nullptr;
-    ASSERT_EQ(connectTo(s, handle, &sendComm), ncclSuccess);
+    ASSERT_EQ(receiveHandleAndConnect(s, child.channel(), &sendComm), ncclSuccess);
     sender(s, sendComm, child.channel());
     ExitStatus status = child.wait(30);
     EXPECT_EQ(s.net().closeSend(sendComm), ncclSuccess);

@@ -95,20 +95,13 @@ std::string Peer::waitAll(std::vector<void*>& requests, std::vector<std::vector<
 }
 
 std::string listenAndAccept(Peer& peer, Link& link, void** recvComm) {
-  char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
-  void* listenComm = nullptr;
-  ROLE_OK(peer.net().listen(peer.ctx(), 0, handle, &listenComm));
-  ROLE_CHECK(listenComm != nullptr, "listen returned no comm");
-  ROLE_CHECK(link.send(handle, sizeof(handle)), "handle not sent");
-  ROLE_TRY(peer.accept(listenComm, recvComm));
-  ROLE_OK(peer.net().closeListen(listenComm));
-  return "";
+  return outcome("listen/accept",
+                 ::ncclnet::testing::listenAndAccept(peer.session(), link, recvComm, kPollSeconds));
 }
 
 std::string receiveHandleAndConnect(Peer& peer, Link& link, void** sendComm) {
-  char handle[NCCL_NET_HANDLE_MAXSIZE];
-  ROLE_CHECK(link.receive(handle, sizeof(handle)), "no handle from the receiver");
-  return peer.connect(handle, sendComm);
+  return outcome("handle/connect", ::ncclnet::testing::receiveHandleAndConnect(
+                                       peer.session(), link, sendComm, kPollSeconds));
 }
 
 std::string runRoles(int version, const Role& first, const Role& second, int timeoutMs) {

@@ -13,6 +13,7 @@
 
 #include "ncclnet/testing/byte_pattern.hpp"
 #include "ncclnet/testing/deadline.hpp"
+#include "ncclnet/testing/handle_exchange.hpp"
 #include "ncclnet/testing/log_lines.hpp"
 #include "ncclnet/testing/net_polling.hpp"
 #include "ncclnet/testing/process_roles.hpp"
@@ -40,6 +41,7 @@ class Peer {
   void finalize();
   ncclnet::host::NetView& net() { return session_->net(); }
   void* ctx() const { return session_->ctx(); }
+  PluginSession& session() { return *session_; }
 
   std::string connect(void* handle, void** sendComm);
   std::string accept(void* listenComm, void** recvComm);

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // sdk-socket tests: the SDK's test kit (sdk/testing), bound to the built
-// plugin. Everything else a test uses (forked children, channels, polling
-// with deadlines, byte patterns) is the kit's.
+// plugin. Everything else a test uses (forked children, channels, the
+// handle's exchange, polling with deadlines, byte patterns) is the kit's.
 #pragma once
 
 #include "ncclnet/testing/byte_pattern.hpp"
 #include "ncclnet/testing/child_process.hpp"
 #include "ncclnet/testing/deadline.hpp"
+#include "ncclnet/testing/handle_exchange.hpp"
 #include "ncclnet/testing/net_polling.hpp"
 #include "ncclnet/testing/role_check.hpp"
 

@@ -21,14 +21,18 @@ struct Buffer {
 // The receiving side's setup in a child: listen, hand the handle to the
 // parent, accept.
 int childAccept(Session& s, Channel& parent, void** recvComm) {
-  char handle[NCCL_NET_HANDLE_MAXSIZE];
-  void* listenComm = nullptr;
   CHILD_CHECK(s.ok());
-  CHILD_CHECK(listenOn(s, handle, &listenComm) == ncclSuccess);
-  CHILD_CHECK(parent.send(handle, sizeof(handle)));
-  CHILD_CHECK(acceptFrom(s, listenComm, recvComm) == ncclSuccess);
-  CHILD_CHECK(s.net().closeListen(listenComm) == ncclSuccess);
+  CHILD_CHECK(listenAndAccept(s, parent, recvComm) == ncclSuccess);
   return 0;
+}
+
+// The test's end of a connection to a child that listens (childAccept).
+::testing::AssertionResult connectToChild(ChildProcess& child, Session& s, void** sendComm) {
+  if (!child.started()) return ::testing::AssertionFailure() << "the child did not start";
+  if (!s.ok()) return ::testing::AssertionFailure() << s.error();
+  ncclResult_t res = receiveHandleAndConnect(s, child.channel(), sendComm);
+  if (res != ncclSuccess) return ::testing::AssertionFailure() << "connect returned " << res;
+  return ::testing::AssertionSuccess();
 }
 
 const std::vector<size_t> kSizes = {
@@ -81,10 +85,8 @@ TEST_P(Transfer, EverySizeEveryByte) {
   if (version != 0) {
     ASSERT_EQ(s.version(), version);
   }
-  char handle[NCCL_NET_HANDLE_MAXSIZE];
-  ASSERT_TRUE(child.channel().receive(handle, sizeof(handle)));
   void* sc = nullptr;
-  ASSERT_EQ(connectTo(s, handle, &sc), ncclSuccess);
+  ASSERT_EQ(receiveHandleAndConnect(s, child.channel(), &sc), ncclSuccess);
   std::vector<Buffer> buffers(kSizes.size());
   std::vector<void*> requests(kSizes.size());
   for (size_t i = 0; i < kSizes.size(); i++) {
@@ -160,13 +162,9 @@ TEST(Truncation, BothSidesFailNothingWritten) {
     CHILD_CHECK(s.net().closeRecv(rc) == ncclSuccess);
     return 0;
   });
-  ASSERT_TRUE(child.started());
   Session s;
-  ASSERT_TRUE(s.ok()) << s.error();
-  char handle[NCCL_NET_HANDLE_MAXSIZE];
-  ASSERT_TRUE(child.channel().receive(handle, sizeof(handle)));
   void* sc = nullptr;
-  ASSERT_EQ(connectTo(s, handle, &sc), ncclSuccess);
+  ASSERT_TRUE(connectToChild(child, s, &sc));
   std::vector<std::vector<uint8_t>> buffers;
   std::vector<void*> requests;
   for (size_t i = 0; i < std::size(kCases); i++) {
@@ -233,13 +231,9 @@ TEST(GroupedRecv, TagsRouteIntoOldestReceive) {
     CHILD_CHECK(s.net().closeRecv(rc) == ncclSuccess);
     return 0;
   });
-  ASSERT_TRUE(child.started());
   Session s;
-  ASSERT_TRUE(s.ok()) << s.error();
-  char handle[NCCL_NET_HANDLE_MAXSIZE];
-  ASSERT_TRUE(child.channel().receive(handle, sizeof(handle)));
   void* sc = nullptr;
-  ASSERT_EQ(connectTo(s, handle, &sc), ncclSuccess);
+  ASSERT_TRUE(connectToChild(child, s, &sc));
   // Tags go out in a different order in every group.
   const int kOrder[kGroups][kN] = {
       {7, 2, 0, 5, 1, 6, 3, 4}, {0, 1, 2, 3, 4, 5, 6, 7}, {3, 7, 6, 5, 4, 2, 1, 0}};
@@ -313,13 +307,9 @@ TEST(BackPressure, PostUntilNullThenDrain) {
     CHILD_CHECK(s.net().closeRecv(rc) == ncclSuccess);
     return 0;
   });
-  ASSERT_TRUE(child.started());
   Session s;
-  ASSERT_TRUE(s.ok()) << s.error();
-  char handle[NCCL_NET_HANDLE_MAXSIZE];
-  ASSERT_TRUE(child.channel().receive(handle, sizeof(handle)));
   void* sc = nullptr;
-  ASSERT_EQ(connectTo(s, handle, &sc), ncclSuccess);
+  ASSERT_TRUE(connectToChild(child, s, &sc));
   std::vector<std::vector<uint8_t>> buffers(kTotal);
   for (int k = 0; k < kTotal; k++) {
     buffers[k].resize(sizeOf(k));
@@ -364,10 +354,8 @@ TEST(PeerDeath, ReceiverSeesSenderDie) {
   ChildProcess child([](Channel& parent) {
     Session s;
     CHILD_CHECK(s.ok());
-    char handle[NCCL_NET_HANDLE_MAXSIZE];
-    CHILD_CHECK(parent.receive(handle, sizeof(handle)));
     void* sc = nullptr;
-    CHILD_CHECK(connectTo(s, handle, &sc) == ncclSuccess);
+    CHILD_CHECK(receiveHandleAndConnect(s, parent, &sc) == ncclSuccess);
     std::vector<uint8_t> data(kSize, 0x5A);
     for (;;) {  // until killed
       void* request = nullptr;
@@ -437,13 +425,9 @@ TEST(PeerDeath, SenderSeesReceiverDie) {
     CHILD_CHECK(parent.send(&posted, 1));
     for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // until killed
   });
-  ASSERT_TRUE(child.started());
   Session s;
-  ASSERT_TRUE(s.ok()) << s.error();
-  char handle[NCCL_NET_HANDLE_MAXSIZE];
-  ASSERT_TRUE(child.channel().receive(handle, sizeof(handle)));
   void* sc = nullptr;
-  ASSERT_EQ(connectTo(s, handle, &sc), ncclSuccess);
+  ASSERT_TRUE(connectToChild(child, s, &sc));
   char posted = 0;
   ASSERT_TRUE(child.channel().receive(&posted, 1));
   std::vector<uint8_t> data(kSize, 0x33);
