@@ -78,6 +78,19 @@ class IbPeerDeath : public ::testing::Test {
     EXPECT_EQ(warningsSince(mark).size(), 1u) << "later calls add no line";
   }
 
+  // kill -9 the receiver: isend fails with ncclRemoteError within the
+  // bound, with one WARN line, and every call after it fails at once.
+  void killReceiverThenExpectRemoteError() {
+    size_t mark = logMark();
+    child_.kill();
+    auto died = Clock::now();
+    EXPECT_EQ(isendUntilAnswered(10), ncclRemoteError);
+    double seconds = std::chrono::duration<double>(Clock::now() - died).count();
+    EXPECT_LT(seconds, kBoundSeconds);
+    RecordProperty("surfaced_us", static_cast<int>(seconds * 1e6));
+    expectOneWarningThenFastFailures(mark);
+  }
+
   ChildProcess child_{receiverThatWaits};
   Session s_{11};
   void* comm_ = nullptr;
@@ -87,25 +100,11 @@ class IbPeerDeath : public ::testing::Test {
 
 TEST_F(IbPeerDeath, SendWaitingForClearToSendFailsWhenTheReceiverDies) {
   EXPECT_EQ(isendUntilAnswered(0.1), ncclTimeout) << "the receiver lives: no answer yet";
-  size_t mark = logMark();
-  child_.kill();
-  auto died = Clock::now();
-  EXPECT_EQ(isendUntilAnswered(10), ncclRemoteError);
-  double seconds = std::chrono::duration<double>(Clock::now() - died).count();
-  EXPECT_LT(seconds, kBoundSeconds);
-  RecordProperty("surfaced_us", static_cast<int>(seconds * 1e6));
-  expectOneWarningThenFastFailures(mark);
+  killReceiverThenExpectRemoteError();
 }
 
 TEST_F(IbPeerDeath, SendPostedAfterTheReceiverDiedFails) {
-  size_t mark = logMark();
-  child_.kill();
-  auto died = Clock::now();
-  EXPECT_EQ(isendUntilAnswered(10), ncclRemoteError);
-  double seconds = std::chrono::duration<double>(Clock::now() - died).count();
-  EXPECT_LT(seconds, kBoundSeconds);
-  RecordProperty("surfaced_us", static_cast<int>(seconds * 1e6));
-  expectOneWarningThenFastFailures(mark);
+  killReceiverThenExpectRemoteError();
 }
 
 }  // namespace

@@ -38,6 +38,28 @@ int msSince(Clock::time_point start) {
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());
 }
 
+// The message that shows a connection still works: one int, 42, tag 3,
+// through a registration the caller deregisters (*mh) when it is done.
+std::string sendTheAnswer(Peer& peer, void* sendComm, int* value, void** mh) {
+  ROLE_OK(peer.net().regMr(sendComm, value, sizeof(*value), NCCL_PTR_HOST, mh));
+  void* request = nullptr;
+  ROLE_TRY(peer.isend(sendComm, value, sizeof(*value), 3, *mh, &request));
+  ROLE_CHECK(peer.wait(request, nullptr) == ncclSuccess, "send failed");
+  return "";
+}
+
+std::string receiveTheAnswer(Peer& peer, void* recvComm, int* value, void** mh) {
+  ROLE_OK(peer.net().regMr(recvComm, value, sizeof(*value), NCCL_PTR_HOST, mh));
+  void* data = value;
+  size_t size = sizeof(*value);
+  int tag = 3;
+  void* request = nullptr;
+  ROLE_TRY(peer.irecv(recvComm, 1, &data, &size, &tag, mh, &request));
+  ROLE_CHECK(peer.wait(request, nullptr) == ncclSuccess, "receive failed");
+  ROLE_CHECK(*value == 42, "received %d", *value);
+  return "";
+}
+
 std::string sendPid(Link& link) {
   pid_t pid = getpid();
   ROLE_CHECK(link.send(&pid, sizeof(pid)), "pid not sent");
@@ -202,14 +224,7 @@ TEST_P(SdkOfiFaults, ConnectToAnUnusableAddressFailsAlone) {
     ROLE_TRY(listenAndAccept(peer, link, &recvComm));
     int value = 0;
     void* mh = nullptr;
-    ROLE_OK(peer.net().regMr(recvComm, &value, sizeof(value), NCCL_PTR_HOST, &mh));
-    void* data = &value;
-    size_t size = sizeof(value);
-    int tag = 3;
-    void* request = nullptr;
-    ROLE_TRY(peer.irecv(recvComm, 1, &data, &size, &tag, &mh, &request));
-    ROLE_CHECK(peer.wait(request, nullptr) == ncclSuccess, "receive failed");
-    ROLE_CHECK(value == 42, "received %d", value);
+    ROLE_TRY(receiveTheAnswer(peer, recvComm, &value, &mh));
     ROLE_OK(peer.net().deregMr(recvComm, mh));
     ROLE_OK(peer.net().closeRecv(recvComm));
     return "";
@@ -241,10 +256,7 @@ TEST_P(SdkOfiFaults, ConnectToAnUnusableAddressFailsAlone) {
     ROLE_TRY(peer.connect(real, &sendComm));
     int value = 42;
     void* mh = nullptr;
-    ROLE_OK(peer.net().regMr(sendComm, &value, sizeof(value), NCCL_PTR_HOST, &mh));
-    void* request = nullptr;
-    ROLE_TRY(peer.isend(sendComm, &value, sizeof(value), 3, mh, &request));
-    ROLE_CHECK(peer.wait(request, nullptr) == ncclSuccess, "send failed");
+    ROLE_TRY(sendTheAnswer(peer, sendComm, &value, &mh));
     ROLE_OK(peer.net().deregMr(sendComm, mh));
     ROLE_OK(peer.net().closeSend(sendComm));
     return "";
@@ -314,14 +326,7 @@ TEST_P(SdkOfiFaults, IdleStrayConnectionsAreShutDown) {
     ROLE_OK(peer.net().closeListen(listenComm));
     int value = 0;
     void* mh = nullptr;
-    ROLE_OK(peer.net().regMr(recvComm, &value, sizeof(value), NCCL_PTR_HOST, &mh));
-    void* data = &value;
-    size_t size = sizeof(value);
-    int tag = 3;
-    void* request = nullptr;
-    ROLE_TRY(peer.irecv(recvComm, 1, &data, &size, &tag, &mh, &request));
-    ROLE_CHECK(peer.wait(request, nullptr) == ncclSuccess, "receive failed");
-    ROLE_CHECK(value == 42, "received %d", value);
+    ROLE_TRY(receiveTheAnswer(peer, recvComm, &value, &mh));
     ROLE_CHECK(link.waitSignal(30), "the strays were not seen closed");
     // The provider closes a shut-down descriptor at its next progress.
     int after = openFds();
@@ -351,10 +356,7 @@ TEST_P(SdkOfiFaults, IdleStrayConnectionsAreShutDown) {
     ROLE_TRY(peer.connect(handle, &sendComm));
     int value = 42;
     void* mh = nullptr;
-    ROLE_OK(peer.net().regMr(sendComm, &value, sizeof(value), NCCL_PTR_HOST, &mh));
-    void* request = nullptr;
-    ROLE_TRY(peer.isend(sendComm, &value, sizeof(value), 3, mh, &request));
-    ROLE_CHECK(peer.wait(request, nullptr) == ncclSuccess, "send failed");
+    ROLE_TRY(sendTheAnswer(peer, sendComm, &value, &mh));
     ROLE_TRY(awaitStraysClosed(&strays, 10000));
     // A second wave within the minute: shut down too, logged as INFO.
     ROLE_TRY(openStrays(handle, 20, &strays));

@@ -72,7 +72,8 @@ bool Channel::receive(void* data, size_t size, double seconds) {
     pollfd pfd{fd_, POLLIN, 0};
     int ready = ::poll(&pfd, 1, deadline.remainingMs());
     if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) continue;  // the deadline check above ends it
+    if (ready < 0) return false;
+    if (ready == 0) continue;  // the deadline check above ends it
     ssize_t n = ::read(fd_, p, size);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
@@ -89,7 +90,8 @@ std::string Channel::receiveRest(double seconds) {
     pollfd pfd{fd_, POLLIN, 0};
     int ready = ::poll(&pfd, 1, deadline.remainingMs());
     if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) continue;
+    if (ready < 0) break;
+    if (ready == 0) continue;
     char chunk[4096];
     ssize_t n = ::read(fd_, chunk, sizeof(chunk));
     if (n < 0 && errno == EINTR) continue;

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 
 #include "ncclnet/testing/deadline.hpp"
 
@@ -44,7 +45,15 @@ ChildProcess::ChildProcess(const Body& body) {
   pid_ = ::fork();
   if (pid_ == 0) {
     channel_.close();
-    int code = body(childEnd);
+    int code = kUncaughtException;
+    try {
+      code = body(childEnd);
+    } catch (const std::exception& e) {  // unwinding further would run the framework
+      std::fprintf(stderr, "child %d: uncaught exception: %s\n", static_cast<int>(::getpid()),
+                   e.what());
+    } catch (...) {
+      std::fprintf(stderr, "child %d: uncaught exception\n", static_cast<int>(::getpid()));
+    }
     std::fflush(nullptr);
     ::_exit(code);  // never back into the test framework, nor its atexit handlers
   }

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <stdexcept>
 #include <thread>
 
 #include "ncclnet/testing/deadline.hpp"
@@ -56,6 +57,12 @@ TEST(ChildProcess, CrashIsReportedWithItsSignal) {
   EXPECT_EQ(status.kind, ExitStatus::Kind::Signaled) << status.describe();
   EXPECT_EQ(status.signal, SIGSEGV);
   EXPECT_NE(status.describe().find("killed by signal 11"), std::string::npos) << status.describe();
+}
+
+TEST(ChildProcess, AnExceptionNeverUnwindsIntoTheFramework) {
+  ChildProcess child([](Channel&) -> int { throw std::runtime_error("boom"); });
+  ExitStatus status = child.wait(10);
+  EXPECT_TRUE(status.exitedWith(ChildProcess::kUncaughtException)) << status.describe();
 }
 
 TEST(ChildProcess, DestructorKillsAndReapsARunningChild) {

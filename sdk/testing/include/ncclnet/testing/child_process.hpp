@@ -47,6 +47,8 @@ ExitStatus fromWaitStatus(int status);
 class ChildProcess {
  public:
   using Body = std::function<int(Channel& parent)>;
+  // The exit status of a child whose body threw (the exception is printed).
+  static constexpr int kUncaughtException = 125;
 
   explicit ChildProcess(const Body& body);
   ~ChildProcess();  // kills and reaps a child still running
