@@ -28,7 +28,7 @@ function(ncclnet_add_fuzzer name)
   math(EXPR limit "${NCCLNET_FUZZ_SECONDS} + 300")
   set_tests_properties(${name}_smoke PROPERTIES LABELS fuzz TIMEOUT ${limit})
   # A fuzzer whose inputs choose addresses enters a network namespace of its
-  # own first (sdk/tests/private_network.hpp) and exits 77 where it may not.
+  # own first (sdk/testing: private_network.hpp) and exits 77 where it may not.
   if(F_NEEDS_PRIVATE_NETWORK)
     set_tests_properties(${name}_smoke PROPERTIES SKIP_RETURN_CODE 77)
   endif()

@@ -1,44 +1,35 @@
 // SPDX-License-Identifier: Apache-2.0
-// ncclnet-bench: two processes joined by a pair of pipes. The parent drives
-// and measures; the forked child serves. Both run the same schedule, so the
-// pipes carry only handles and barriers.
+// ncclnet-bench: one side's view of the two processes of a run. The parent
+// drives and measures; the child (the SDK test kit's ChildProcess) serves.
+// Both run the same schedule, so the channel between them carries only
+// handles and barriers.
 #pragma once
 
-#include <sys/types.h>
-
-#include <chrono>
 #include <cstddef>
-#include <functional>
+
+#include "ncclnet/testing/channel.hpp"
+#include "ncclnet/testing/deadline.hpp"
 
 namespace ncclnet::bench {
 
-using Clock = std::chrono::steady_clock;
+using ncclnet::testing::Clock;
+using ncclnet::testing::secondsSince;
 
 class Pair {
  public:
-  // Forks; the child runs `child(pair)` and exits with its return value.
-  explicit Pair(const std::function<int(Pair&)>& child);
-  ~Pair();  // reaps (kills if needed) the child
-  Pair(const Pair&) = delete;
-  Pair& operator=(const Pair&) = delete;
+  Pair(ncclnet::testing::Channel& channel, bool isChild) : channel_(channel), isChild_(isChild) {}
 
-  bool ok() const { return ok_; }
   bool isChild() const { return isChild_; }
-  bool send(const void* data, size_t size);
-  bool recv(void* data, size_t size, double seconds = 60);
+  bool send(const void* data, size_t size) { return channel_.send(data, size); }
+  bool recv(void* data, size_t size, double seconds = 60) {
+    return channel_.receive(data, size, seconds);
+  }
   // Both sides call it; returns when both arrived.
-  bool barrier();
-  // Parent only: the child's exit status (-1 when it did not exit cleanly).
-  int join(double seconds = 60);
+  bool barrier() { return channel_.barrier(); }
 
  private:
-  bool ok_ = false;
-  bool isChild_ = false;
-  pid_t pid_ = -1;
-  int readFd_ = -1;
-  int writeFd_ = -1;
+  ncclnet::testing::Channel& channel_;
+  bool isChild_;
 };
-
-double secondsSince(Clock::time_point start);
 
 }  // namespace ncclnet::bench

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <thread>
 
+#include "ncclnet/testing/child_process.hpp"
 #include "stats.hpp"
 
 namespace ncclnet::bench {
@@ -80,8 +81,12 @@ std::vector<int> runOrder(int subjects, int run) {
 
 bool measureSideBySide(const Schedule& schedule, const std::vector<Opener>& subjects,
                        std::vector<SubjectResult>* out) {
-  Pair pair([&](Pair& p) { return serve(schedule, subjects, p); });
-  if (!pair.ok()) return false;
+  ncclnet::testing::ChildProcess child([&](ncclnet::testing::Channel& parent) {
+    Pair p(parent, true);
+    return serve(schedule, subjects, p);
+  });
+  if (!child.started()) return false;
+  Pair pair(child.channel(), false);
   std::vector<Channels> opened;
   if (!openAll(subjects, pair, &opened, "")) return false;
   int count = static_cast<int>(opened.size());
@@ -132,7 +137,7 @@ bool measureSideBySide(const Schedule& schedule, const std::vector<Opener>& subj
     }
   }
   opened.clear();
-  return pair.join() == 0;
+  return child.wait(60).succeeded();
 }
 
 }  // namespace ncclnet::bench

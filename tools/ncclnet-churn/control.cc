@@ -15,6 +15,8 @@
 #include <cstring>
 #include <thread>
 
+#include "ncclnet/testing/channel.hpp"
+
 namespace ncclnet::churn {
 
 namespace {
@@ -112,15 +114,7 @@ bool Control::connect(const std::string& host, int port, double seconds, std::st
 }
 
 bool Control::send(const void* data, size_t size) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t n = ::send(fd_, p, size, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
+  return ncclnet::testing::writeAll(fd_, data, size);
 }
 
 bool Control::recv(void* data, size_t size, double seconds) {

@@ -11,18 +11,17 @@
 //   ns0$ ncclnet-churn --plugin sdk-socket --rank 0 --rendezvous 10.200.2.1:29600 --seconds 30
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
-#include <thread>
 
 #include "control.hpp"
 #include "ncclnet/host/build_info.hpp"
+#include "ncclnet/testing/child_process.hpp"
 #include "rank.hpp"
 
 namespace ncclnet::churn {
@@ -115,24 +114,16 @@ bool parse(int argc, char** argv, RankOptions* o, int* rank, std::string* rendez
 }
 
 // Rank 1 forked on this host: its exit status, or kExitStall when it does not
-// end within `seconds` after rank 0 did (it is then killed).
-int reap(pid_t child, double seconds) {
-  auto deadline = std::chrono::steady_clock::now() +
-                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                      std::chrono::duration<double>(seconds));
-  int status = 0;
-  while (waitpid(child, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
+// end within `seconds` after rank 0 did (the kit's wait then kills it).
+int reap(ncclnet::testing::ChildProcess& child, double seconds) {
+  ncclnet::testing::ExitStatus status = child.wait(seconds);
+  switch (status.kind) {
+    case ncclnet::testing::ExitStatus::Kind::Exited: return status.code;
+    case ncclnet::testing::ExitStatus::Kind::TimedOut:
       std::printf("rank 1: did not end within %.0f s after rank 0; killed\n", seconds);
-      kill(child, SIGKILL);
-      waitpid(child, &status, 0);
       return kExitStall;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    default: std::printf("rank 1: %s\n", status.describe().c_str()); return kExitPluginError;
   }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  std::printf("rank 1: killed by signal %d\n", WTERMSIG(status));
-  return kExitPluginError;
 }
 
 int run(int argc, char** argv) {
@@ -162,27 +153,26 @@ int run(int argc, char** argv) {
     std::printf("rank 0: FAILED (control link): %s\n", error.c_str());
     return kExitControl;
   }
-  pid_t child = -1;
+  // Rank 1 on this host; it meets rank 0 over the control link, as across
+  // hosts, so the kit's channel stays unused.
+  std::unique_ptr<ncclnet::testing::ChildProcess> child;
   if (rank < 0) {
-    std::fflush(nullptr);
     pid_t parent = getpid();
-    child = fork();
-    if (child == 0) {
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (getppid() != parent) _exit(kExitControl);
-      Control toParent;
-      int code = toParent.connect("127.0.0.1", control.boundPort(), kJoinSeconds, &error)
+    child =
+        std::make_unique<ncclnet::testing::ChildProcess>([&](ncclnet::testing::Channel&) -> int {
+          prctl(PR_SET_PDEATHSIG, SIGKILL);
+          if (getppid() != parent) return kExitControl;
+          Control toParent;
+          return toParent.connect("127.0.0.1", control.boundPort(), kJoinSeconds, &error)
                      ? Rank(1, options, toParent).run()
                      : kExitControl;
-      std::fflush(nullptr);
-      _exit(code);
-    }
+        });
   }
   int code = control.accept(kJoinSeconds, &error) ? Rank(0, options, control).run() : kExitControl;
   if (code == kExitControl && !error.empty())
     std::printf("rank 0: FAILED (control link): %s\n", error.c_str());
-  if (child > 0) {
-    int childCode = reap(child, options.stallSec + 10);
+  if (child) {
+    int childCode = reap(*child, options.stallSec + 10);
     if (code == kExitOk) code = childCode;
   }
   return code;

@@ -37,9 +37,8 @@
 #include <vector>
 
 #include "connect.hpp"
-#include "ncclnet/host/loader.hpp"
-#include "own_peer.hpp"
-#include "private_network.hpp"
+#include "ncclnet/testing/net_polling.hpp"
+#include "ncclnet/testing/private_network.hpp"
 
 namespace {
 
@@ -59,9 +58,12 @@ void quietLogger(ncclDebugLogLevel, unsigned long, const char*, int, const char*
 }
 
 struct Rig {
-  std::unique_ptr<ncclnet::host::LoadedPlugin> plugin;
-  ncclnet::host::NetView* net = nullptr;
-  void* ctx = nullptr;
+  ncclnet::testing::PluginSession session{{.plugin = SDK_IB_PLUGIN_PATH,
+                                           .netName = "sdk-ib",
+                                           .version = 12,
+                                           .loaderCheck = true,
+                                           .commId = 1,
+                                           .logger = quietLogger}};
   char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
   void* listenComm = nullptr;
   int listener = -1;  // the fuzzer's own listen, for the connect side
@@ -71,27 +73,14 @@ struct Rig {
 Rig* rig = nullptr;
 
 void setUp() {
-  std::string why;
-  if (!ncclnet::testing::enterPrivateNetwork(&why)) {
-    std::fprintf(stderr, "sdk-ib handshake fuzz: skipped, needs a private network: %s\n",
-                 why.c_str());
-    std::exit(77);
-  }
+  ncclnet::testing::enterPrivateNetworkOrSkip("sdk-ib handshake fuzz");
   setenv("NCCL_IBVERBS_LIB", SOFTVERBS_LIBRARY, 1);
   setenv("NCCL_SOCKET_IFNAME", "lo", 1);
   setenv("NCCL_IB_CONNECT_TIMEOUT_MS", "2000", 1);
   rig = new Rig;
-  ncclnet::host::LoaderOptions options;
-  options.pluginList = SDK_IB_PLUGIN_PATH;
-  options.netName = "sdk-ib";
-  options.pinnedVersion = 12;
-  if (ncclnet::host::Loader(options).load(&rig->plugin) != ncclSuccess) fail("sdk-ib did not load");
-  rig->net = &rig->plugin->net();
-  ncclNetCommConfig_v12_t config{NCCL_NET_TRAFFIC_CLASS_UNDEF};
-  if (rig->net->init(&rig->ctx, 1, &config, quietLogger, nullptr) != ncclSuccess) {
-    fail("init failed");
-  }
-  if (rig->net->listen(rig->ctx, 0, rig->handle, &rig->listenComm) != ncclSuccess) {
+  if (!rig->session.ok()) fail(rig->session.error().c_str());
+  if (rig->session.net().listen(rig->session.ctx(), 0, rig->handle, &rig->listenComm) !=
+      ncclSuccess) {
     fail("listen failed");
   }
   rig->listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -143,13 +132,13 @@ void acceptSide(const uint8_t* data, size_t size, bool validPrefix) {
   auto deadline = Clock::now() + kDeadline;
   for (;;) {
     void* recvComm = nullptr;
-    ncclResult_t res = rig->net->accept(rig->listenComm, &recvComm, nullptr);
+    ncclResult_t res = rig->session.net().accept(rig->listenComm, &recvComm, nullptr);
     if (res != ncclSuccess) {
       if (!proved) fail("accept failed on a connection without the listen's secret");
       break;  // a peer that held the secret: its failure is the job's
     }
     if (recvComm != nullptr) {
-      rig->net->closeRecv(recvComm);
+      rig->session.net().closeRecv(recvComm);
       break;
     }
     // Done once the plugin has let go of our connection.
@@ -164,8 +153,8 @@ void acceptSide(const uint8_t* data, size_t size, bool validPrefix) {
 // The plugin's own connect to its listen still succeeds: no input left
 // the listen unable to take its real peer.
 void realPeerStillAccepted() {
-  if (const char* why = ncclnet::testing::connectToOwnListen(*rig->net, rig->ctx, rig->handle,
-                                                             rig->listenComm, kDeadline)) {
+  if (const char* why = ncclnet::testing::listenStillAccepts(rig->session, rig->handle,
+                                                             rig->listenComm, kDeadline.count())) {
     fail(why);
   }
 }
@@ -179,7 +168,8 @@ void connectSide(const uint8_t* data, size_t size, bool validPrefix) {
   char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
   std::memcpy(handle, &h, sizeof(h));
   void* sendComm = nullptr;
-  if (rig->net->connect(rig->ctx, 0, handle, &sendComm, nullptr) != ncclSuccess) {
+  if (rig->session.net().connect(rig->session.ctx(), 0, handle, &sendComm, nullptr) !=
+      ncclSuccess) {
     fail("connect to a listening loopback socket failed at once");
   }
   pollfd p{rig->listener, POLLIN, 0};
@@ -191,7 +181,8 @@ void connectSide(const uint8_t* data, size_t size, bool validPrefix) {
   size_t got = 0;
   auto deadline = Clock::now() + kDeadline;
   while (got < sizeof(theirs)) {
-    if (rig->net->connect(rig->ctx, 0, handle, &sendComm, nullptr) != ncclSuccess) {
+    if (rig->session.net().connect(rig->session.ctx(), 0, handle, &sendComm, nullptr) !=
+        ncclSuccess) {
       fail("connect failed before its ConnInfo was read");
     }
     ssize_t n =
@@ -204,10 +195,11 @@ void connectSide(const uint8_t* data, size_t size, bool validPrefix) {
   ::shutdown(fd, SHUT_WR);
   deadline = Clock::now() + kDeadline;
   for (;;) {
-    ncclResult_t res = rig->net->connect(rig->ctx, 0, handle, &sendComm, nullptr);
+    ncclResult_t res =
+        rig->session.net().connect(rig->session.ctx(), 0, handle, &sendComm, nullptr);
     if (res != ncclSuccess) break;  // refused the answer: what it must do
     if (sendComm != nullptr) {
-      rig->net->closeSend(sendComm);
+      rig->session.net().closeSend(sendComm);
       break;
     }
     if (Clock::now() > deadline) fail("connect neither finished nor failed on a half-closed peer");

@@ -17,8 +17,6 @@
 namespace ncclnet::ib::testing {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 int count(const std::vector<std::string>& lines, const std::string& needle) {
   int n = 0;
   for (const std::string& line : lines) n += line.find(needle) != std::string::npos;
@@ -127,12 +125,7 @@ TEST_P(IbAsyncEvents, RemoteAccessErrorIsOneLineOnEachSide) {
             ncclSuccess);
   size_t mark = logMark();
   void* sreq = nullptr;
-  auto deadline = Clock::now() + std::chrono::seconds(10);
-  while (sreq == nullptr && Clock::now() < deadline) {
-    ASSERT_EQ(net().net().isend(pair_.send, src.data(), src.size(), 0, smh, nullptr, &sreq),
-              ncclSuccess);
-  }
-  ASSERT_NE(sreq, nullptr);
+  ASSERT_EQ(postSend(net(), pair_.send, src.data(), src.size(), 0, smh, &sreq, 10), ncclSuccess);
   EXPECT_EQ(waitFor(net(), sreq, nullptr, 10), ncclRemoteError);
   EXPECT_EQ(waitFor(net(), r.req, nullptr, 10), ncclRemoteError);
   std::vector<std::string> warnings = warningsSince(mark);

@@ -98,31 +98,26 @@ TEST(IbKnobs, SplitDataOnQpsMustAgree) {
   // handshake first and refuses it with one line.
   ScopedEnv env;
   env.set("NCCL_IB_QPS_PER_CONNECTION", "2");
-  Child child([](int, int out) {
+  ChildProcess child([](Channel& parent) {
     setenv("NCCL_IB_SPLIT_DATA_ON_QPS", "1", 1);
     Session s(11);
     if (!s.ok()) return 90;
-    char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
-    void* listenComm = nullptr;
-    if (s.net().listen(s.ctx(), 0, handle, &listenComm) != ncclSuccess) return 91;
-    if (!writeAll(out, handle, sizeof(handle))) return 92;
     size_t mark = logMark();
     void* recvComm = nullptr;
-    if (acceptFrom(s, listenComm, &recvComm) == ncclSuccess) return 93;
+    if (listenAndAccept(s, parent, &recvComm) == ncclSuccess) return 93;
     std::vector<std::string> warnings = warningsSince(mark);
     if (warnings.size() != 1) return 94;
     if (warnings[0].find("NCCL_IB_SPLIT_DATA_ON_QPS must agree") == std::string::npos) return 95;
-    s.net().closeListen(listenComm);
     return 0;
   });
   env.set("NCCL_IB_SPLIT_DATA_ON_QPS", "0");
   Session s(11);
   ASSERT_TRUE(s.ok()) << s.error();
   char handle[NCCL_NET_HANDLE_MAXSIZE];
-  ASSERT_TRUE(readAll(child.fromChild(), handle, sizeof(handle)));
+  ASSERT_TRUE(child.channel().receive(handle, sizeof(handle)));
   void* sendComm = nullptr;
   EXPECT_NE(connectTo(s, handle, &sendComm), ncclSuccess);
-  EXPECT_EQ(child.wait(30), 0);
+  EXPECT_TRUE(child.wait(30).succeeded());
 }
 
 TEST(IbKnobs, AdaptiveRoutingSendsTheImmediateApartAboveTheThreshold) {

@@ -5,8 +5,6 @@
 #include <dlfcn.h>
 
 #include <cerrno>
-#include <chrono>
-#include <thread>
 #include <vector>
 
 #include "softverbs/test_hooks.h"
@@ -15,23 +13,11 @@ namespace ncclnet::ib::testing {
 ncclResult_t connectLocal(Session& sender, Session& receiver, LocalPair* pair, double seconds) {
   pair->sender = &sender;
   pair->receiver = &receiver;
-  char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
-  ncclResult_t res = receiver.net().listen(receiver.ctx(), 0, handle, &pair->listen);
+  char handle[NCCL_NET_HANDLE_MAXSIZE];
+  ncclResult_t res = listenOn(receiver, handle, &pair->listen);
   if (res != ncclSuccess) return res;
-  auto deadline = after(seconds);
-  while (Clock::now() < deadline) {
-    if (pair->send == nullptr) {
-      res = sender.net().connect(sender.ctx(), 0, handle, &pair->send, nullptr);
-      if (res != ncclSuccess) return res;
-    }
-    if (pair->recv == nullptr) {
-      res = receiver.net().accept(pair->listen, &pair->recv, nullptr);
-      if (res != ncclSuccess) return res;
-    }
-    if (pair->send != nullptr && pair->recv != nullptr) return ncclSuccess;
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
-  return ncclTimeout;
+  return connectAndAccept(sender, receiver, handle, pair->listen, &pair->send, &pair->recv,
+                          seconds);
 }
 
 void closeLocal(LocalPair* pair) {
@@ -66,11 +52,7 @@ ncclResult_t transfer(LocalPair& pair, size_t size, uint64_t seed, std::string* 
     *why = "irecv gave no request";
     res = ncclInternalError;
   }
-  auto deadline = after(10);
-  while (res == ncclSuccess && sreq == nullptr && Clock::now() < deadline) {
-    res = s.net().isend(pair.send, src.data(), size, 0, smh, nullptr, &sreq);
-  }
-  if (res == ncclSuccess && sreq == nullptr) res = ncclTimeout;
+  if (res == ncclSuccess) res = postSend(s, pair.send, src.data(), size, 0, smh, &sreq, 10);
   int sent = -1;
   int received = -1;
   if (res == ncclSuccess) res = waitFor(s, sreq, &sent);
@@ -81,8 +63,8 @@ ncclResult_t transfer(LocalPair& pair, size_t size, uint64_t seed, std::string* 
     *why = "sizes " + std::to_string(sent) + "/" + std::to_string(received) + " for " +
            std::to_string(size);
     res = ncclInternalError;
-  } else if (!checkPattern(dst.data(), size, seed)) {
-    *why = "the data differs";
+  } else if (std::string bad = checkPattern(dst.data(), size, seed); !bad.empty()) {
+    *why = bad;
     res = ncclInternalError;
   }
   s.net().deregMr(pair.send, smh);

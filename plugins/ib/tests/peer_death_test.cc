@@ -19,19 +19,15 @@ namespace {
 constexpr double kBoundSeconds = 1.0;
 
 // A receiver that accepts one connection, says so, and waits to be killed.
-int receiverThatWaits(int in, int out) {
+int receiverThatWaits(Channel& parent) {
   Session s(11);
   if (!s.ok()) return 90;
-  char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
-  void* listenComm = nullptr;
-  if (s.net().listen(s.ctx(), 0, handle, &listenComm) != ncclSuccess) return 91;
-  if (!writeAll(out, handle, sizeof(handle))) return 92;
   void* recvComm = nullptr;
-  if (acceptFrom(s, listenComm, &recvComm) != ncclSuccess || recvComm == nullptr) return 93;
+  if (listenAndAccept(s, parent, &recvComm) != ncclSuccess || recvComm == nullptr) return 93;
   char ready = 1;
-  if (!writeAll(out, &ready, 1)) return 94;
+  if (!parent.send(&ready, 1)) return 94;
   char never;
-  readAll(in, &never, 1, 60);
+  parent.receive(&never, 1, 60);
   return 95;
 }
 
@@ -39,11 +35,9 @@ class IbPeerDeath : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(s_.ok()) << s_.error();
-    char handle[NCCL_NET_HANDLE_MAXSIZE];
-    ASSERT_TRUE(readAll(child_.fromChild(), handle, sizeof(handle)));
-    ASSERT_EQ(connectTo(s_, handle, &comm_), ncclSuccess);
+    ASSERT_EQ(receiveHandleAndConnect(s_, child_.channel(), &comm_), ncclSuccess);
     char ready = 0;
-    ASSERT_TRUE(readAll(child_.fromChild(), &ready, 1));
+    ASSERT_TRUE(child_.channel().receive(&ready, 1));
     ASSERT_EQ(s_.net().regMr(comm_, buffer_.data(), buffer_.size(), NCCL_PTR_HOST, &mh_),
               ncclSuccess);
   }
@@ -61,8 +55,8 @@ class IbPeerDeath : public ::testing::Test {
   }
   // isend until it answers something other than "not yet" or `seconds` pass.
   ncclResult_t isendUntilAnswered(double seconds) {
-    auto deadline = after(seconds);
-    while (Clock::now() < deadline) {
+    Deadline deadline(seconds);
+    while (!deadline.expired()) {
       void* request = nullptr;
       ncclResult_t res = isendOnce(&request);
       if (res != ncclSuccess) return res;
@@ -84,7 +78,20 @@ class IbPeerDeath : public ::testing::Test {
     EXPECT_EQ(warningsSince(mark).size(), 1u) << "later calls add no line";
   }
 
-  Child child_{receiverThatWaits};
+  // kill -9 the receiver: isend fails with ncclRemoteError within the
+  // bound, with one WARN line, and every call after it fails at once.
+  void killReceiverThenExpectRemoteError() {
+    size_t mark = logMark();
+    child_.kill();
+    auto died = Clock::now();
+    EXPECT_EQ(isendUntilAnswered(10), ncclRemoteError);
+    double seconds = std::chrono::duration<double>(Clock::now() - died).count();
+    EXPECT_LT(seconds, kBoundSeconds);
+    RecordProperty("surfaced_us", static_cast<int>(seconds * 1e6));
+    expectOneWarningThenFastFailures(mark);
+  }
+
+  ChildProcess child_{receiverThatWaits};
   Session s_{11};
   void* comm_ = nullptr;
   void* mh_ = nullptr;
@@ -93,25 +100,11 @@ class IbPeerDeath : public ::testing::Test {
 
 TEST_F(IbPeerDeath, SendWaitingForClearToSendFailsWhenTheReceiverDies) {
   EXPECT_EQ(isendUntilAnswered(0.1), ncclTimeout) << "the receiver lives: no answer yet";
-  size_t mark = logMark();
-  child_.killNow();
-  auto died = Clock::now();
-  EXPECT_EQ(isendUntilAnswered(10), ncclRemoteError);
-  double seconds = std::chrono::duration<double>(Clock::now() - died).count();
-  EXPECT_LT(seconds, kBoundSeconds);
-  RecordProperty("surfaced_us", static_cast<int>(seconds * 1e6));
-  expectOneWarningThenFastFailures(mark);
+  killReceiverThenExpectRemoteError();
 }
 
 TEST_F(IbPeerDeath, SendPostedAfterTheReceiverDiedFails) {
-  size_t mark = logMark();
-  child_.killNow();
-  auto died = Clock::now();
-  EXPECT_EQ(isendUntilAnswered(10), ncclRemoteError);
-  double seconds = std::chrono::duration<double>(Clock::now() - died).count();
-  EXPECT_LT(seconds, kBoundSeconds);
-  RecordProperty("surfaced_us", static_cast<int>(seconds * 1e6));
-  expectOneWarningThenFastFailures(mark);
+  killReceiverThenExpectRemoteError();
 }
 
 }  // namespace

@@ -44,8 +44,8 @@ uint64_t secretOf(const char* handle) {
 
 // Accepts while it answers "not yet"; false at the first error or comm.
 bool acceptStaysQuiet(Session& s, void* listenComm, double seconds) {
-  auto deadline = after(seconds);
-  while (Clock::now() < deadline) {
+  Deadline deadline(seconds);
+  while (!deadline.expired()) {
     void* comm = nullptr;
     if (s.net().accept(listenComm, &comm, nullptr) != ncclSuccess || comm != nullptr) return false;
   }
@@ -54,8 +54,8 @@ bool acceptStaysQuiet(Session& s, void* listenComm, double seconds) {
 
 // Whether the peer closed `fd` within `seconds`.
 bool closedWithin(int fd, double seconds, Session& s, void* listenComm) {
-  auto deadline = after(seconds);
-  while (Clock::now() < deadline) {
+  Deadline deadline(seconds);
+  while (!deadline.expired()) {
     void* comm = nullptr;
     s.net().accept(listenComm, &comm, nullptr);  // accept does the closing
     pollfd p{fd, POLLIN, 10};
@@ -73,9 +73,9 @@ int countWith(const std::vector<std::string>& lines, const std::string& needle) 
 
 // A sender in a child: on a byte from the parent, connects first with the
 // handle's secret changed (must fail), then with the real handle.
-int senderOnCue(int in, int out) {
+int senderOnCue(Channel& parent) {
   char handle[NCCL_NET_HANDLE_MAXSIZE];
-  if (!readAll(in, handle, sizeof(handle))) return 90;
+  if (!parent.receive(handle, sizeof(handle))) return 90;
   Session s(11);
   if (!s.ok()) return 91;
   char forged[NCCL_NET_HANDLE_MAXSIZE];
@@ -85,7 +85,7 @@ int senderOnCue(int in, int out) {
   if (connectTo(s, forged, &comm, 10) == ncclSuccess) return 92;
   if (connectTo(s, handle, &comm, 10) != ncclSuccess || comm == nullptr) return 93;
   char done = 1;
-  writeAll(out, &done, 1);
+  parent.send(&done, 1);
   s.net().closeSend(comm);
   return 0;
 }
@@ -115,7 +115,7 @@ class IbStrays : public ::testing::Test {
 };
 
 TEST_F(IbStrays, EveryKindIsDroppedAndTheRealPeerStillConnects) {
-  Child sender(senderOnCue);
+  ChildProcess sender(senderOnCue);
   size_t mark = logMark();
   int idle = stray();
   ASSERT_GE(idle, 0);
@@ -133,15 +133,15 @@ TEST_F(IbStrays, EveryKindIsDroppedAndTheRealPeerStillConnects) {
   ASSERT_TRUE(acceptStaysQuiet(s_, listen_, 0.3)) << "a stray failed accept or became a comm";
 
   // The sender's forged hello, then the real one, while the idle stray waits.
-  ASSERT_TRUE(writeAll(sender.toChild(), handle_, sizeof(handle_)));
+  ASSERT_TRUE(sender.channel().send(handle_, sizeof(handle_)));
   void* comm = nullptr;
   auto start = Clock::now();
   ASSERT_EQ(acceptFrom(s_, listen_, &comm, 20), ncclSuccess);
   ASSERT_NE(comm, nullptr);
   EXPECT_LT(Clock::now() - start, std::chrono::seconds(10)) << "far below the 60 s timeout";
   char done = 0;
-  EXPECT_TRUE(readAll(sender.fromChild(), &done, 1));
-  EXPECT_EQ(sender.wait(10), 0);
+  EXPECT_TRUE(sender.channel().receive(&done, 1));
+  EXPECT_TRUE(sender.wait(10).succeeded());
   EXPECT_EQ(s_.net().closeRecv(comm), ncclSuccess);
 
   std::vector<std::string> warnings = warningsSince(mark);

@@ -14,8 +14,9 @@
 namespace ncclnet::ib::testing {
 namespace {
 
-using RecvBody = std::function<int(Session&, void* recvComm, int in, int out)>;
-using SendBody = std::function<void(Session&, void* sendComm, int toPeer, int fromPeer)>;
+// Each side talks to the other over `peer` (the child's or the test's end).
+using RecvBody = std::function<int(Session&, void* recvComm, Channel& peer)>;
+using SendBody = std::function<void(Session&, void* sendComm, Channel& peer)>;
 
 // A registered buffer, released with its session's comm.
 struct Buffer {
@@ -28,48 +29,29 @@ bool registerBuffer(Session& s, void* comm, Buffer* b, size_t size) {
   return s.net().regMr(comm, b->bytes.data(), size, NCCL_PTR_HOST, &b->mh) == ncclSuccess;
 }
 
-// isend, retried while the plugin answers "not yet" (NULL request).
-ncclResult_t postSend(Session& s, void* comm, void* data, size_t size, int tag, void* mh,
-                      void** request, double seconds = 10) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  *request = nullptr;
-  while (std::chrono::steady_clock::now() < deadline) {
-    ncclResult_t res = s.net().isend(comm, data, size, tag, mh, nullptr, request);
-    if (res != ncclSuccess || *request != nullptr) return res;
-  }
-  return ncclTimeout;
-}
-
 class IbTransfer : public ::testing::TestWithParam<int> {
  protected:
   // The receiver runs in a forked child (exit status 0 = passed); the
   // sender runs here.
   void runPair(const RecvBody& receiver, const SendBody& sender) {
     int version = GetParam();
-    Child child([&](int in, int out) {
+    ChildProcess child([&](Channel& parent) {
       Session s(version);
       if (!s.ok()) return 90;
-      char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
-      void* listenComm = nullptr;
-      if (s.net().listen(s.ctx(), 0, handle, &listenComm) != ncclSuccess) return 91;
-      if (!writeAll(out, handle, sizeof(handle))) return 92;
       void* recvComm = nullptr;
-      if (acceptFrom(s, listenComm, &recvComm) != ncclSuccess) return 93;
-      s.net().closeListen(listenComm);
-      int code = receiver(s, recvComm, in, out);
+      if (listenAndAccept(s, parent, &recvComm) != ncclSuccess) return 93;
+      int code = receiver(s, recvComm, parent);
       s.net().closeRecv(recvComm);
       return code;
     });
     Session s(version);
     ASSERT_TRUE(s.ok()) << s.error();
-    char handle[NCCL_NET_HANDLE_MAXSIZE];
-    ASSERT_TRUE(readAll(child.fromChild(), handle, sizeof(handle)));
     void* sendComm = nullptr;
-    ASSERT_EQ(connectTo(s, handle, &sendComm), ncclSuccess);
-    sender(s, sendComm, child.toChild(), child.fromChild());
-    int status = child.wait(30);
+    ASSERT_EQ(receiveHandleAndConnect(s, child.channel(), &sendComm), ncclSuccess);
+    sender(s, sendComm, child.channel());
+    ExitStatus status = child.wait(30);
     EXPECT_EQ(s.net().closeSend(sendComm), ncclSuccess);
-    EXPECT_EQ(status, 0) << "receiver failed with status " << status;
+    EXPECT_TRUE(status.succeeded()) << "the receiver " << status.describe();
   }
 };
 
@@ -77,7 +59,7 @@ const std::vector<size_t> kSizes = {0, 1, 127, 128, 4095, 65536, (1u << 20) + 3,
 
 TEST_P(IbTransfer, SizesFromZeroTo16MiBArriveIntact) {
   runPair(
-      [](Session& s, void* comm, int, int) {
+      [](Session& s, void* comm, Channel&) {
         for (size_t i = 0; i < kSizes.size(); i++) {
           Buffer b;
           if (!registerBuffer(s, comm, &b, kSizes[i] + 64)) return 1;
@@ -92,12 +74,12 @@ TEST_P(IbTransfer, SizesFromZeroTo16MiBArriveIntact) {
           int sizes[1] = {-1};
           if (waitFor(s, req, sizes) != ncclSuccess) return 3;
           if (sizes[0] != static_cast<int>(kSizes[i])) return 4;
-          if (!checkPattern(data, kSizes[i], i)) return 5;
+          if (!checkPattern(data, kSizes[i], i).empty()) return 5;
           s.net().deregMr(comm, b.mh);
         }
         return 0;
       },
-      [](Session& s, void* comm, int, int) {
+      [](Session& s, void* comm, Channel&) {
         for (size_t i = 0; i < kSizes.size(); i++) {
           Buffer b;
           ASSERT_TRUE(registerBuffer(s, comm, &b, kSizes[i]));
@@ -115,7 +97,7 @@ TEST_P(IbTransfer, SizesFromZeroTo16MiBArriveIntact) {
 TEST_P(IbTransfer, GroupedReceiveRoutesSendsByTag) {
   constexpr int kN = 8;
   runPair(
-      [](Session& s, void* comm, int, int) {
+      [](Session& s, void* comm, Channel&) {
         Buffer b[kN];
         void* data[kN];
         void* mh[kN];
@@ -137,11 +119,11 @@ TEST_P(IbTransfer, GroupedReceiveRoutesSendsByTag) {
         if (waitFor(s, req, sizes) != ncclSuccess) return 3;
         for (int i = 0; i < kN; i++) {
           if (sizes[i] != 100 * (i + 1)) return 10 + i;
-          if (!checkPattern(data[i], sizes[i], 100 + i)) return 20 + i;
+          if (!checkPattern(data[i], sizes[i], 100 + i).empty()) return 20 + i;
         }
         return 0;
       },
-      [](Session& s, void* comm, int, int) {
+      [](Session& s, void* comm, Channel&) {
         Buffer b[kN];
         void* reqs[kN];
         for (int k = 0; k < kN; k++) {
@@ -159,7 +141,7 @@ TEST_P(IbTransfer, GroupedReceiveRoutesSendsByTag) {
 
 TEST_P(IbTransfer, SendLargerThanTheReceiveIsTruncationOnBothSides) {
   runPair(
-      [](Session& s, void* comm, int, int) {
+      [](Session& s, void* comm, Channel&) {
         Buffer b;
         if (!registerBuffer(s, comm, &b, 100)) return 1;
         void* data = b.bytes.data();
@@ -176,7 +158,7 @@ TEST_P(IbTransfer, SendLargerThanTheReceiveIsTruncationOnBothSides) {
         }
         return 0;
       },
-      [](Session& s, void* comm, int, int) {
+      [](Session& s, void* comm, Channel&) {
         Buffer b;
         ASSERT_TRUE(registerBuffer(s, comm, &b, 200));
         void* req = nullptr;
@@ -188,9 +170,9 @@ TEST_P(IbTransfer, SendLargerThanTheReceiveIsTruncationOnBothSides) {
 TEST_P(IbTransfer, SendWaitsForTheReceiverAndReceivesAreBounded) {
   constexpr int kMessages = NCCL_NET_MAX_REQUESTS;
   runPair(
-      [](Session& s, void* comm, int in, int out) {
+      [](Session& s, void* comm, Channel& peer) {
         char go = 0;
-        if (!readAll(in, &go, 1)) return 1;  // the sender has seen "not yet"
+        if (!peer.receive(&go, 1)) return 1;  // the sender has seen "not yet"
         Buffer b;
         if (!registerBuffer(s, comm, &b, kMessages * 256)) return 2;
         void* reqs[kMessages];
@@ -212,15 +194,15 @@ TEST_P(IbTransfer, SendWaitsForTheReceiverAndReceivesAreBounded) {
             extra != nullptr) {
           return 4;  // 33 receives in flight: must be "not now"
         }
-        if (!writeAll(out, &go, 1)) return 5;
+        if (!peer.send(&go, 1)) return 5;
         for (int m = 0; m < kMessages; m++) {
           int sizes[1];
           if (waitFor(s, reqs[m], sizes) != ncclSuccess || sizes[0] != 256) return 6;
-          if (!checkPattern(b.bytes.data() + m * 256, 256, m)) return 7;
+          if (!checkPattern(b.bytes.data() + m * 256, 256, m).empty()) return 7;
         }
         return 0;
       },
-      [](Session& s, void* comm, int out, int in) {
+      [](Session& s, void* comm, Channel& peer) {
         Buffer b;
         ASSERT_TRUE(registerBuffer(s, comm, &b, kMessages * 256));
         for (int m = 0; m < kMessages; m++) fillPattern(b.bytes.data() + m * 256, 256, m);
@@ -230,8 +212,8 @@ TEST_P(IbTransfer, SendWaitsForTheReceiverAndReceivesAreBounded) {
           ASSERT_EQ(req, nullptr);
         }
         char go = 1;
-        ASSERT_TRUE(writeAll(out, &go, 1));
-        ASSERT_TRUE(readAll(in, &go, 1));
+        ASSERT_TRUE(peer.send(&go, 1));
+        ASSERT_TRUE(peer.receive(&go, 1));
         void* reqs[kMessages];
         for (int m = 0; m < kMessages; m++) {
           ASSERT_EQ(postSend(s, comm, b.bytes.data() + m * 256, 256, 0, b.mh, &reqs[m]),
@@ -246,7 +228,7 @@ TEST_P(IbTransfer, ThirtyTwoGroupedReceivesOfEightInFlight) {
   constexpr int kN = 8;
   constexpr size_t kBytes = 512;
   runPair(
-      [](Session& s, void* comm, int, int out) {
+      [](Session& s, void* comm, Channel& peer) {
         Buffer b;
         if (!registerBuffer(s, comm, &b, kGroups * kN * kBytes)) return 1;
         void* reqs[kGroups];
@@ -267,20 +249,21 @@ TEST_P(IbTransfer, ThirtyTwoGroupedReceivesOfEightInFlight) {
           }
         }
         char posted = 1;
-        if (!writeAll(out, &posted, 1)) return 3;
+        if (!peer.send(&posted, 1)) return 3;
         for (int g = 0; g < kGroups; g++) {
           int sizes[kN];
           if (waitFor(s, reqs[g], sizes) != ncclSuccess) return 4;
           for (int i = 0; i < kN; i++) {
             if (sizes[i] != static_cast<int>(kBytes)) return 5;
-            if (!checkPattern(b.bytes.data() + (g * kN + i) * kBytes, kBytes, g * kN + i)) return 6;
+            if (!checkPattern(b.bytes.data() + (g * kN + i) * kBytes, kBytes, g * kN + i).empty())
+              return 6;
           }
         }
         return 0;
       },
-      [](Session& s, void* comm, int, int in) {
+      [](Session& s, void* comm, Channel& peer) {
         char posted = 0;
-        ASSERT_TRUE(readAll(in, &posted, 1));
+        ASSERT_TRUE(peer.receive(&posted, 1));
         Buffer b;
         ASSERT_TRUE(registerBuffer(s, comm, &b, kGroups * kN * kBytes));
         std::vector<void*> reqs;
@@ -303,7 +286,7 @@ TEST_P(IbTransfer, MessagesSplitAcrossSeveralQps) {
   setenv("NCCL_IB_SPLIT_DATA_ON_QPS", "1", 1);
   constexpr size_t kBytes = (1u << 20) + 5;
   runPair(
-      [](Session& s, void* comm, int, int) {
+      [](Session& s, void* comm, Channel&) {
         Buffer b;
         if (!registerBuffer(s, comm, &b, kBytes)) return 1;
         void* data = b.bytes.data();
@@ -315,9 +298,9 @@ TEST_P(IbTransfer, MessagesSplitAcrossSeveralQps) {
         }
         int sizes[1];
         if (waitFor(s, req, sizes) != ncclSuccess || sizes[0] != static_cast<int>(kBytes)) return 3;
-        return checkPattern(data, kBytes, 9) ? 0 : 4;
+        return checkPattern(data, kBytes, 9).empty() ? 0 : 4;
       },
-      [](Session& s, void* comm, int, int) {
+      [](Session& s, void* comm, Channel&) {
         Buffer b;
         ASSERT_TRUE(registerBuffer(s, comm, &b, kBytes));
         fillPattern(b.bytes.data(), kBytes, 9);
@@ -331,7 +314,7 @@ TEST_P(IbTransfer, MessagesSplitAcrossSeveralQps) {
 
 TEST_P(IbTransfer, WriteIntoADeregisteredReceiveIsARemoteError) {
   runPair(
-      [](Session& s, void* comm, int, int out) {
+      [](Session& s, void* comm, Channel& peer) {
         Buffer b;
         if (!registerBuffer(s, comm, &b, 8192)) return 1;
         void* data = b.bytes.data();
@@ -343,13 +326,13 @@ TEST_P(IbTransfer, WriteIntoADeregisteredReceiveIsARemoteError) {
         }
         s.net().deregMr(comm, b.mh);  // the rkey in the CTS is now stale
         char go = 1;
-        if (!writeAll(out, &go, 1)) return 3;
+        if (!peer.send(&go, 1)) return 3;
         // The receiver learns of it through IBV_EVENT_QP_ACCESS_ERR.
         return waitFor(s, req, nullptr) == ncclRemoteError ? 0 : 4;
       },
-      [](Session& s, void* comm, int, int in) {
+      [](Session& s, void* comm, Channel& peer) {
         char go = 0;
-        ASSERT_TRUE(readAll(in, &go, 1));
+        ASSERT_TRUE(peer.receive(&go, 1));
         Buffer b;
         ASSERT_TRUE(registerBuffer(s, comm, &b, 4096));
         void* req = nullptr;

@@ -35,9 +35,8 @@
 #include <vector>
 
 #include "comm.hpp"
-#include "ncclnet/host/loader.hpp"
-#include "own_peer.hpp"
-#include "private_network.hpp"
+#include "ncclnet/testing/net_polling.hpp"
+#include "ncclnet/testing/private_network.hpp"
 #include "tag.hpp"
 
 namespace {
@@ -123,9 +122,12 @@ struct RawEndpoint {
 };
 
 struct Rig {
-  std::unique_ptr<ncclnet::host::LoadedPlugin> plugin;
-  ncclnet::host::NetView* net = nullptr;
-  void* ctx = nullptr;
+  ncclnet::testing::PluginSession session{{.plugin = SDK_OFI_PLUGIN_PATH,
+                                           .netName = "sdk-ofi",
+                                           .version = 12,
+                                           .loaderCheck = true,
+                                           .commId = 1,
+                                           .logger = quietLogger}};
   char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
   void* listenComm = nullptr;
   RawEndpoint raw;
@@ -135,42 +137,32 @@ struct Rig {
 Rig* rig = nullptr;
 
 void startPlugin() {
-  ncclNetCommConfig_v12_t config{NCCL_NET_TRAFFIC_CLASS_UNDEF};
-  if (rig->net->init(&rig->ctx, 1, &config, quietLogger, nullptr) != ncclSuccess) fail("init");
-  if (rig->net->listen(rig->ctx, 0, rig->handle, &rig->listenComm) != ncclSuccess) fail("listen");
+  if (rig->session.init() != ncclSuccess) fail("init");
+  if (rig->session.net().listen(rig->session.ctx(), 0, rig->handle, &rig->listenComm) !=
+      ncclSuccess)
+    fail("listen");
 }
 
 void stopPlugin() {
-  rig->net->closeListen(rig->listenComm);
-  rig->net->finalize(rig->ctx);
+  rig->session.net().closeListen(rig->listenComm);
+  rig->session.finalize();
 }
 
 void setUp() {
-  std::string why;
-  if (!ncclnet::testing::enterPrivateNetwork(&why)) {
-    std::fprintf(stderr, "sdk-ofi handshake fuzz: skipped, needs a private network: %s\n",
-                 why.c_str());
-    std::exit(77);
-  }
+  ncclnet::testing::enterPrivateNetworkOrSkip("sdk-ofi handshake fuzz");
   setenv("FI_PROVIDER", "tcp;ofi_rxm", 1);
   setenv("FI_TCP_IFACE", "lo", 1);
   setenv("NCCLNET_OFI_DOMAINS", "lo", 1);
   rig = new Rig;
-  ncclnet::host::LoaderOptions options;
-  options.pluginList = SDK_OFI_PLUGIN_PATH;
-  options.netName = "sdk-ofi";
-  options.pinnedVersion = 12;
-  if (ncclnet::host::Loader(options).load(&rig->plugin) != ncclSuccess)
-    fail("sdk-ofi did not load");
-  rig->net = &rig->plugin->net();
+  if (!rig->session.ok()) fail(rig->session.error().c_str());
   startPlugin();
   rig->raw.open();
 }
 
 // The plugin's own connect to its listen still completes.
 void realPeerStillAccepted() {
-  if (const char* why = ncclnet::testing::connectToOwnListen(*rig->net, rig->ctx, rig->handle,
-                                                             rig->listenComm, kDeadline)) {
+  if (const char* why = ncclnet::testing::listenStillAccepts(rig->session, rig->handle,
+                                                             rig->listenComm, kDeadline.count())) {
     fail(why);
   }
 }
@@ -211,13 +203,13 @@ void connectMessageCase(uint8_t mode, const uint8_t* data, size_t size) {
   int stepsAfterSend = 0;
   while (stepsAfterSend < 200) {
     void* recvComm = nullptr;
-    ncclResult_t res = rig->net->accept(rig->listenComm, &recvComm, nullptr);
+    ncclResult_t res = rig->session.net().accept(rig->listenComm, &recvComm, nullptr);
     if (res != ncclSuccess) {
       if (stray) fail("accept failed on a connect message with the wrong magic");
       break;
     }
     if (recvComm != nullptr) {
-      rig->net->closeRecv(recvComm);
+      rig->session.net().closeRecv(recvComm);
       break;
     }
     if (!sent) {
@@ -252,14 +244,16 @@ void handleCase(uint8_t mode, const uint8_t* data, size_t size) {
   // A handle naming nobody leaves a connect pending: a few steps only.
   for (int step = 0; step < 20; step++) {
     void* sendComm = nullptr;
-    if (rig->net->connect(rig->ctx, 0, handle, &sendComm, nullptr) != ncclSuccess) break;
+    if (rig->session.net().connect(rig->session.ctx(), 0, handle, &sendComm, nullptr) !=
+        ncclSuccess)
+      break;
     if (sendComm != nullptr) {
-      rig->net->closeSend(sendComm);
+      rig->session.net().closeSend(sendComm);
       break;
     }
     void* recvComm = nullptr;
-    if (rig->net->accept(rig->listenComm, &recvComm, nullptr) == ncclSuccess && recvComm) {
-      rig->net->closeRecv(recvComm);
+    if (rig->session.net().accept(rig->listenComm, &recvComm, nullptr) == ncclSuccess && recvComm) {
+      rig->session.net().closeRecv(recvComm);
     }
   }
 }

@@ -26,7 +26,6 @@
 namespace ncclnet::ofi::testing {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 // What docs/plugins/ofi.md promises for a dead peer whose kernel is alive:
 // about 2.5 s with the default knobs; the test allows four times that.
 constexpr int kDeathBoundMs = 10000;
@@ -39,31 +38,37 @@ int msSince(Clock::time_point start) {
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());
 }
 
-std::string listenAndAccept(Peer& peer, Link& link, void** recvComm) {
-  char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
-  void* listenComm = nullptr;
-  ROLE_OK(peer.net().listen(peer.ctx(), 0, handle, &listenComm));
-  ROLE_CHECK(link.put(handle, sizeof(handle)), "handle not sent");
-  ROLE_TRY(peer.accept(listenComm, recvComm));
-  ROLE_OK(peer.net().closeListen(listenComm));
+// The message that shows a connection still works: one int, 42, tag 3,
+// through a registration the caller deregisters (*mh) when it is done.
+std::string sendTheAnswer(Peer& peer, void* sendComm, int* value, void** mh) {
+  ROLE_OK(peer.net().regMr(sendComm, value, sizeof(*value), NCCL_PTR_HOST, mh));
+  void* request = nullptr;
+  ROLE_TRY(peer.isend(sendComm, value, sizeof(*value), 3, *mh, &request));
+  ROLE_CHECK(peer.wait(request, nullptr) == ncclSuccess, "send failed");
   return "";
 }
 
-std::string connectToHandle(Peer& peer, Link& link, void** sendComm) {
-  char handle[NCCL_NET_HANDLE_MAXSIZE];
-  ROLE_CHECK(link.get(handle, sizeof(handle)), "no handle from the receiver");
-  return peer.connect(handle, sendComm);
+std::string receiveTheAnswer(Peer& peer, void* recvComm, int* value, void** mh) {
+  ROLE_OK(peer.net().regMr(recvComm, value, sizeof(*value), NCCL_PTR_HOST, mh));
+  void* data = value;
+  size_t size = sizeof(*value);
+  int tag = 3;
+  void* request = nullptr;
+  ROLE_TRY(peer.irecv(recvComm, 1, &data, &size, &tag, mh, &request));
+  ROLE_CHECK(peer.wait(request, nullptr) == ncclSuccess, "receive failed");
+  ROLE_CHECK(*value == 42, "received %d", *value);
+  return "";
 }
 
 std::string sendPid(Link& link) {
   pid_t pid = getpid();
-  ROLE_CHECK(link.put(&pid, sizeof(pid)), "pid not sent");
+  ROLE_CHECK(link.send(&pid, sizeof(pid)), "pid not sent");
   return "";
 }
 
 std::string killPeer(Link& link) {
   pid_t pid = 0;
-  ROLE_CHECK(link.get(&pid, sizeof(pid)), "no pid from the peer");
+  ROLE_CHECK(link.receive(&pid, sizeof(pid)), "no pid from the peer");
   ROLE_CHECK(pid > 0 && kill(pid, SIGKILL) == 0, "kill -9 of %d failed", static_cast<int>(pid));
   return "";
 }
@@ -71,7 +76,7 @@ std::string killPeer(Link& link) {
 // A role that waits to be killed (it fails if it is not, within 60 s).
 std::string awaitDeath(Link& link) {
   char byte;
-  link.get(&byte, 1, 60000);
+  link.receive(&byte, 1, 60);
   return "was never killed";
 }
 
@@ -124,7 +129,7 @@ TEST_P(SdkOfiFaults, ReceiveFromAKilledSenderFails) {
   };
   auto sender = [](Peer& peer, Link& link) -> std::string {
     void* sendComm = nullptr;
-    ROLE_TRY(connectToHandle(peer, link, &sendComm));
+    ROLE_TRY(receiveHandleAndConnect(peer, link, &sendComm));
     ROLE_TRY(sendPid(link));
     return awaitDeath(link);
   };
@@ -135,8 +140,8 @@ TEST_P(SdkOfiFaults, ReceiveFromAKilledSenderFails) {
 // for them when `matched`) is killed.
 std::string sendWhileTheReceiverDies(Peer& peer, Link& link, size_t size, const char* what) {
   void* sendComm = nullptr;
-  ROLE_TRY(connectToHandle(peer, link, &sendComm));
-  ROLE_CHECK(link.wait(), "the receiver is not ready");
+  ROLE_TRY(receiveHandleAndConnect(peer, link, &sendComm));
+  ROLE_CHECK(link.waitSignal(), "the receiver is not ready");
   std::vector<char> buffer(size, 'x');
   void* mh = nullptr;
   ROLE_OK(peer.net().regMr(sendComm, buffer.data(), buffer.size(), NCCL_PTR_HOST, &mh));
@@ -219,21 +224,14 @@ TEST_P(SdkOfiFaults, ConnectToAnUnusableAddressFailsAlone) {
     ROLE_TRY(listenAndAccept(peer, link, &recvComm));
     int value = 0;
     void* mh = nullptr;
-    ROLE_OK(peer.net().regMr(recvComm, &value, sizeof(value), NCCL_PTR_HOST, &mh));
-    void* data = &value;
-    size_t size = sizeof(value);
-    int tag = 3;
-    void* request = nullptr;
-    ROLE_TRY(peer.irecv(recvComm, 1, &data, &size, &tag, &mh, &request));
-    ROLE_CHECK(peer.wait(request, nullptr) == ncclSuccess, "receive failed");
-    ROLE_CHECK(value == 42, "received %d", value);
+    ROLE_TRY(receiveTheAnswer(peer, recvComm, &value, &mh));
     ROLE_OK(peer.net().deregMr(recvComm, mh));
     ROLE_OK(peer.net().closeRecv(recvComm));
     return "";
   };
   auto sender = [](Peer& peer, Link& link) -> std::string {
     char real[NCCL_NET_HANDLE_MAXSIZE];
-    ROLE_CHECK(link.get(real, sizeof(real)), "no handle from the receiver");
+    ROLE_CHECK(link.receive(real, sizeof(real)), "no handle from the receiver");
     // Garbage where the address should be: refused before libfabric sees it.
     char garbage[NCCL_NET_HANDLE_MAXSIZE];
     std::memcpy(garbage, real, sizeof(real));
@@ -258,10 +256,7 @@ TEST_P(SdkOfiFaults, ConnectToAnUnusableAddressFailsAlone) {
     ROLE_TRY(peer.connect(real, &sendComm));
     int value = 42;
     void* mh = nullptr;
-    ROLE_OK(peer.net().regMr(sendComm, &value, sizeof(value), NCCL_PTR_HOST, &mh));
-    void* request = nullptr;
-    ROLE_TRY(peer.isend(sendComm, &value, sizeof(value), 3, mh, &request));
-    ROLE_CHECK(peer.wait(request, nullptr) == ncclSuccess, "send failed");
+    ROLE_TRY(sendTheAnswer(peer, sendComm, &value, &mh));
     ROLE_OK(peer.net().deregMr(sendComm, mh));
     ROLE_OK(peer.net().closeSend(sendComm));
     return "";
@@ -322,8 +317,8 @@ TEST_P(SdkOfiFaults, IdleStrayConnectionsAreShutDown) {
     void* listenComm = nullptr;
     ROLE_OK(peer.net().listen(peer.ctx(), 0, handle, &listenComm));
     int before = openFds();
-    ROLE_CHECK(link.put(handle, sizeof(handle)), "handle not sent");
-    ROLE_CHECK(link.wait(), "the strays were not opened");
+    ROLE_CHECK(link.send(handle, sizeof(handle)), "handle not sent");
+    ROLE_CHECK(link.waitSignal(), "the strays were not opened");
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     int withStrays = openFds();
     void* recvComm = nullptr;
@@ -331,15 +326,8 @@ TEST_P(SdkOfiFaults, IdleStrayConnectionsAreShutDown) {
     ROLE_OK(peer.net().closeListen(listenComm));
     int value = 0;
     void* mh = nullptr;
-    ROLE_OK(peer.net().regMr(recvComm, &value, sizeof(value), NCCL_PTR_HOST, &mh));
-    void* data = &value;
-    size_t size = sizeof(value);
-    int tag = 3;
-    void* request = nullptr;
-    ROLE_TRY(peer.irecv(recvComm, 1, &data, &size, &tag, &mh, &request));
-    ROLE_CHECK(peer.wait(request, nullptr) == ncclSuccess, "receive failed");
-    ROLE_CHECK(value == 42, "received %d", value);
-    ROLE_CHECK(link.wait(30000), "the strays were not seen closed");
+    ROLE_TRY(receiveTheAnswer(peer, recvComm, &value, &mh));
+    ROLE_CHECK(link.waitSignal(30), "the strays were not seen closed");
     // The provider closes a shut-down descriptor at its next progress.
     int after = openFds();
     for (auto start = Clock::now(); after > before + 4 && msSince(start) < 2000;) {
@@ -359,7 +347,7 @@ TEST_P(SdkOfiFaults, IdleStrayConnectionsAreShutDown) {
   };
   auto client = [](Peer& peer, Link& link) -> std::string {
     char handle[NCCL_NET_HANDLE_MAXSIZE];
-    ROLE_CHECK(link.get(handle, sizeof(handle)), "no handle from the listener");
+    ROLE_CHECK(link.receive(handle, sizeof(handle)), "no handle from the listener");
     std::vector<int> strays;
     ROLE_TRY(openStrays(handle, 100, &strays));
     ROLE_CHECK(link.signal(), "not signalled");
@@ -368,10 +356,7 @@ TEST_P(SdkOfiFaults, IdleStrayConnectionsAreShutDown) {
     ROLE_TRY(peer.connect(handle, &sendComm));
     int value = 42;
     void* mh = nullptr;
-    ROLE_OK(peer.net().regMr(sendComm, &value, sizeof(value), NCCL_PTR_HOST, &mh));
-    void* request = nullptr;
-    ROLE_TRY(peer.isend(sendComm, &value, sizeof(value), 3, mh, &request));
-    ROLE_CHECK(peer.wait(request, nullptr) == ncclSuccess, "send failed");
+    ROLE_TRY(sendTheAnswer(peer, sendComm, &value, &mh));
     ROLE_TRY(awaitStraysClosed(&strays, 10000));
     // A second wave within the minute: shut down too, logged as INFO.
     ROLE_TRY(openStrays(handle, 20, &strays));
@@ -429,18 +414,18 @@ TEST_P(SdkOfiFaults, DISABLED_PartitionLongerThanThePeerTimeoutFails) {
   };
   auto sender = [](Peer& peer, Link& link) -> std::string {
     void* sendComm = nullptr;
-    ROLE_TRY(connectToHandle(peer, link, &sendComm));
+    ROLE_TRY(receiveHandleAndConnect(peer, link, &sendComm));
     int value = 42;
     void* mh = nullptr;
     ROLE_OK(peer.net().regMr(sendComm, &value, sizeof(value), NCCL_PTR_HOST, &mh));
-    ROLE_CHECK(link.wait(), "round 0 not posted");
+    ROLE_CHECK(link.waitSignal(), "round 0 not posted");
     ROLE_CHECK(std::system(kPartition) == 0, "nft failed");
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
     ROLE_CHECK(std::system(kHeal) == 0, "nft failed");
     void* request = nullptr;
     ROLE_TRY(peer.isend(sendComm, &value, sizeof(value), 3, mh, &request));
     ROLE_CHECK(peer.wait(request, nullptr) == ncclSuccess, "send failed");
-    ROLE_CHECK(link.wait(), "round 1 not posted");
+    ROLE_CHECK(link.waitSignal(), "round 1 not posted");
     ROLE_CHECK(std::system(kPartition) == 0, "nft failed");
     std::this_thread::sleep_for(std::chrono::milliseconds(8000));
     ROLE_CHECK(std::system(kHeal) == 0, "nft failed");

@@ -1,118 +1,79 @@
 // SPDX-License-Identifier: Apache-2.0
-// Test support for sdk-ofi: runs "roles" (a receiver, a sender) in forked
-// child processes, each loading the plugin through the SDK's Loader at a
-// pinned ABI version, with a pipe between them for the handle. The gtest
-// process itself never loads libfabric, so no provider state crosses fork.
+// sdk-ofi tests on the SDK's test kit (sdk/testing): "roles" (a receiver, a
+// sender) run in two forked children (the kit's runRoles), each loading the
+// plugin through the SDK's Loader at a pinned ABI version, joined by a
+// Channel for the handle. The gtest process itself never loads libfabric,
+// so no provider state crosses fork.
 #pragma once
 
-#include <cstdarg>
-#include <cstdio>
-#include <cstring>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
-#include "ncclnet/host/loader.hpp"
+#include "ncclnet/testing/byte_pattern.hpp"
+#include "ncclnet/testing/deadline.hpp"
+#include "ncclnet/testing/handle_exchange.hpp"
+#include "ncclnet/testing/log_lines.hpp"
+#include "ncclnet/testing/net_polling.hpp"
+#include "ncclnet/testing/process_roles.hpp"
+#include "ncclnet/testing/role_check.hpp"
 
 namespace ncclnet::ofi::testing {
+
+// The tests read as if the kit were theirs.
+using namespace ::ncclnet::testing;
 
 // NCCL sizes the array it gives test() for this many grouped receives.
 constexpr int kMaxSubs = 64;
 
-// A failed expectation inside a role: the text that gtest will print.
-std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+// The other role.
+using Link = Channel;
 
-#define ROLE_CHECK(cond, ...)                                                            \
-  do {                                                                                   \
-    if (!(cond)) {                                                                       \
-      return ::ncclnet::ofi::testing::format("%s:%d: %s: ", __FILE__, __LINE__, #cond) + \
-             ::ncclnet::ofi::testing::format(__VA_ARGS__);                               \
-    }                                                                                    \
-  } while (0)
-#define ROLE_OK(call)                                                                            \
-  do {                                                                                           \
-    ncclResult_t res_ = (call);                                                                  \
-    if (res_ != ncclSuccess) {                                                                   \
-      return ::ncclnet::ofi::testing::format("%s:%d: %s returned %d", __FILE__, __LINE__, #call, \
-                                             static_cast<int>(res_));                            \
-    }                                                                                            \
-  } while (0)
-#define ROLE_TRY(expr)              \
-  do {                              \
-    std::string err_ = (expr);      \
-    if (!err_.empty()) return err_; \
-  } while (0)
-
-// Lines the plugin logged in this process.
-int countLogged(const std::string& needle);
-
-// The other role, across a pipe pair. Reads wait at most `timeoutMs`.
-class Link {
- public:
-  Link(int readFd, int writeFd) : readFd_(readFd), writeFd_(writeFd) {}
-  bool put(const void* data, size_t size);
-  bool get(void* data, size_t size, int timeoutMs = 20000);
-  bool signal() {
-    char c = 1;
-    return put(&c, 1);
-  }
-  bool wait(int timeoutMs = 20000) {
-    char c;
-    return get(&c, 1, timeoutMs);
-  }
-
- private:
-  int readFd_;
-  int writeFd_;
-};
-
-// One process's plugin: loaded, initialised, finalised on destruction.
+// One process's sdk-ofi, with the kit's polled calls as role steps: "" when
+// done, else what failed (for ROLE_TRY). Every poll gives up after 20 s.
 class Peer {
  public:
-  ~Peer() { finalize(); }
+  // Loads and initialises sdk-ofi at ABI `version` over tcp;ofi_rxm on
+  // loopback (unless the environment chose otherwise).
   std::string open(int version);
-  // Releases the plugin (finalize), keeping the library loaded.
+  // Finalizes, keeping the library loaded.
   void finalize();
-  ncclnet::host::NetView& net() { return *net_; }
-  void* ctx() const { return ctx_; }
+  ncclnet::host::NetView& net() { return session_->net(); }
+  void* ctx() const { return session_->ctx(); }
+  PluginSession& session() { return *session_; }
 
-  // Polls connect (and, when `listenComm` is given, accept) until done.
   std::string connect(void* handle, void** sendComm);
   std::string accept(void* listenComm, void** recvComm);
+  // connect and accept in this process, both polled until done.
   std::string connectPair(void* handle, void* listenComm, void** sendComm, void** recvComm);
   // isend/irecv, called again while they answer with a NULL request (the
-  // plugin's back-pressure), as NCCL does; fails after 20 s of NULLs.
+  // plugin's back-pressure), as NCCL does.
   std::string isend(void* comm, void* data, size_t size, int tag, void* mhandle, void** request);
   std::string irecv(void* comm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
                     void** request);
-  // Polls test() until done or the deadline; returns test()'s result, or
-  // ncclTimeout (as a negative value) when time ran out.
+  // test() until done: its result, or ncclTimeout after `timeoutMs`.
   ncclResult_t wait(void* request, int* sizes, int timeoutMs = 20000);
   // Waits for every request, in any order; the first error wins.
   std::string waitAll(std::vector<void*>& requests, std::vector<std::vector<int>>* sizes,
                       int timeoutMs = 20000);
 
  private:
-  std::unique_ptr<ncclnet::host::LoadedPlugin> plugin_;
-  ncclnet::host::NetView* net_ = nullptr;
-  void* ctx_ = nullptr;
+  std::unique_ptr<PluginSession> session_;
 };
 
 using Role = std::function<std::string(Peer&, Link&)>;
 
-// Runs `first` and `second` in two children (`second` alone when `first`
-// is null). Returns "" when both succeeded, else what failed; a child
-// still running after `timeoutMs` is killed by its pid and reported stuck.
-std::string runRoles(int version, const Role& first, const Role& second, int timeoutMs = 30000);
+// The receiver's half of a connection between two roles: listen, send the
+// handle over `link`, accept, close the listen.
+std::string listenAndAccept(Peer& peer, Link& link, void** recvComm);
+// The sender's half: the handle from `link`, then connect.
+std::string receiveHandleAndConnect(Peer& peer, Link& link, void** sendComm);
 
-// The byte at `offset` of message `seed`: distinct per message and position.
-inline unsigned char pattern(uint64_t seed, size_t offset) {
-  return static_cast<unsigned char>((offset * 131 + seed * 29 + (offset >> 8) * 7) & 0xff);
-}
-void fill(void* data, size_t size, uint64_t seed);
-// "" when every byte matches, else where the first mismatch is.
-std::string verify(const void* data, size_t size, uint64_t seed);
+// Runs `first` and `second` in two children (`second` alone when `first`
+// is null), each with its own Peer at `version`. Returns "" when both
+// succeeded, else what failed; a child still running after `timeoutMs` is
+// killed by its pid and reported stuck.
+std::string runRoles(int version, const Role& first, const Role& second, int timeoutMs = 30000);
 
 }  // namespace ncclnet::ofi::testing

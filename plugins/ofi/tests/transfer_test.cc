@@ -18,23 +18,6 @@ namespace {
 
 constexpr int kWaitMs = 20000;
 
-// Receiver half of a two-process test: listen, hand the handle over, accept.
-std::string listenAndAccept(Peer& peer, Link& link, void** listenComm, void** recvComm) {
-  char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
-  ROLE_OK(peer.net().listen(peer.ctx(), 0, handle, listenComm));
-  ROLE_CHECK(*listenComm != nullptr, "listen returned no comm");
-  ROLE_CHECK(link.put(handle, sizeof(handle)), "handle not sent");
-  ROLE_TRY(peer.accept(*listenComm, recvComm));
-  ROLE_OK(peer.net().closeListen(*listenComm));
-  return "";
-}
-
-std::string receiveHandleAndConnect(Peer& peer, Link& link, void** sendComm) {
-  char handle[NCCL_NET_HANDLE_MAXSIZE];
-  ROLE_CHECK(link.get(handle, sizeof(handle)), "no handle from the receiver");
-  return peer.connect(handle, sendComm);
-}
-
 class SdkOfi : public ::testing::TestWithParam<int> {
  protected:
   int version() const { return GetParam(); }
@@ -228,9 +211,8 @@ constexpr size_t kSlack = 64;
 
 TEST_P(SdkOfi, TransfersEveryByteFromZeroToSixteenMiB) {
   auto receiver = [](Peer& peer, Link& link) -> std::string {
-    void* listenComm = nullptr;
     void* recvComm = nullptr;
-    ROLE_TRY(listenAndAccept(peer, link, &listenComm, &recvComm));
+    ROLE_TRY(listenAndAccept(peer, link, &recvComm));
     std::vector<std::vector<unsigned char>> buffers;
     std::vector<void*> mhandles, requests;
     for (size_t i = 0; i < kSizes.size(); i++) {
@@ -250,7 +232,7 @@ TEST_P(SdkOfi, TransfersEveryByteFromZeroToSixteenMiB) {
     for (size_t i = 0; i < kSizes.size(); i++) {
       ROLE_CHECK(sizes[i][0] == static_cast<int>(kSizes[i]), "message %zu: size %d, sent %zu", i,
                  sizes[i][0], kSizes[i]);
-      ROLE_TRY(verify(buffers[i].data(), kSizes[i], i));
+      ROLE_TRY(checkPattern(buffers[i].data(), kSizes[i], i));
       for (size_t g = kSizes[i]; g < buffers[i].size(); g++) {
         ROLE_CHECK(buffers[i][g] == 0xee, "message %zu wrote past its end at %zu", i, g);
       }
@@ -267,7 +249,7 @@ TEST_P(SdkOfi, TransfersEveryByteFromZeroToSixteenMiB) {
     std::vector<void*> mhandles, requests;
     for (size_t i = 0; i < kSizes.size(); i++) {
       buffers.emplace_back(kSizes[i] + 1);
-      fill(buffers[i].data(), kSizes[i], i);
+      fillPattern(buffers[i].data(), kSizes[i], i);
       void* mh = nullptr;
       ROLE_OK(peer.net().regMr(sendComm, buffers[i].data(), buffers[i].size(), NCCL_PTR_HOST, &mh));
       mhandles.push_back(mh);
@@ -282,7 +264,7 @@ TEST_P(SdkOfi, TransfersEveryByteFromZeroToSixteenMiB) {
                  sizes[i][0]);
       ROLE_OK(peer.net().deregMr(sendComm, mhandles[i]));
     }
-    ROLE_CHECK(link.wait(), "receiver never finished");
+    ROLE_CHECK(link.waitSignal(), "receiver never finished");
     ROLE_OK(peer.net().closeSend(sendComm));
     return "";
   };
@@ -298,9 +280,8 @@ TEST_P(SdkOfi, GroupedReceivesRouteByTagInPostingOrder) {
   auto sizeOf = [](int group, int i) { return static_cast<size_t>(100 * (i + 1) + 7 * group); };
   auto seedOf = [](int group, int i) { return static_cast<uint64_t>(group * 100 + i); };
   auto receiver = [=](Peer& peer, Link& link) -> std::string {
-    void* listenComm = nullptr;
     void* recvComm = nullptr;
-    ROLE_TRY(listenAndAccept(peer, link, &listenComm, &recvComm));
+    ROLE_TRY(listenAndAccept(peer, link, &recvComm));
     std::vector<unsigned char> arena(kGroups * kN * 4096, 0);
     void* mh = nullptr;
     ROLE_OK(peer.net().regMr(recvComm, arena.data(), arena.size(), NCCL_PTR_HOST, &mh));
@@ -327,7 +308,7 @@ TEST_P(SdkOfi, GroupedReceivesRouteByTagInPostingOrder) {
       for (int i = 0; i < kN; i++) {
         ROLE_CHECK(sizes[g][i] == static_cast<int>(sizeOf(g, i)), "group %d buffer %d: size %d", g,
                    i, sizes[g][i]);
-        ROLE_TRY(verify(arena.data() + (g * kN + i) * 4096, sizeOf(g, i), seedOf(g, i)));
+        ROLE_TRY(checkPattern(arena.data() + (g * kN + i) * 4096, sizeOf(g, i), seedOf(g, i)));
       }
     }
     ROLE_OK(peer.net().deregMr(recvComm, mh));
@@ -341,7 +322,7 @@ TEST_P(SdkOfi, GroupedReceivesRouteByTagInPostingOrder) {
     std::vector<unsigned char> arena(kGroups * kN * 4096);
     for (int g = 0; g < kGroups; g++) {
       for (int i = 0; i < kN; i++)
-        fill(arena.data() + (g * kN + i) * 4096, sizeOf(g, i), seedOf(g, i));
+        fillPattern(arena.data() + (g * kN + i) * 4096, sizeOf(g, i), seedOf(g, i));
     }
     void* mh = nullptr;
     ROLE_OK(peer.net().regMr(sendComm, arena.data(), arena.size(), NCCL_PTR_HOST, &mh));
@@ -354,7 +335,7 @@ TEST_P(SdkOfi, GroupedReceivesRouteByTagInPostingOrder) {
     std::vector<int> sentOfTag(kN, 0);
     std::vector<void*> requests;
     for (size_t k = 0; k < order.size(); k++) {
-      if (k == order.size() / 2) ROLE_CHECK(link.wait(), "receiver never posted");
+      if (k == order.size() / 2) ROLE_CHECK(link.waitSignal(), "receiver never posted");
       auto [g, i] = order[k];
       // Per tag, group 0's message must go first; reorder within the tag if needed.
       int group = sentOfTag[i]++;
@@ -365,7 +346,7 @@ TEST_P(SdkOfi, GroupedReceivesRouteByTagInPostingOrder) {
       requests.push_back(r);
     }
     ROLE_TRY(peer.waitAll(requests, nullptr));
-    ROLE_CHECK(link.wait(), "receiver never finished");
+    ROLE_CHECK(link.waitSignal(), "receiver never finished");
     ROLE_OK(peer.net().deregMr(sendComm, mh));
     ROLE_OK(peer.net().closeSend(sendComm));
     return "";
@@ -386,9 +367,8 @@ TEST_P(SdkOfi, TruncationIsAnErrorNotCorruption) {
       {1000, 100}, {16384, 4096}, {1 << 20, 512 << 10}};
   for (const auto& c : cases) {
     auto receiver = [=](Peer& peer, Link& link) -> std::string {
-      void* listenComm = nullptr;
       void* recvComm = nullptr;
-      ROLE_TRY(listenAndAccept(peer, link, &listenComm, &recvComm));
+      ROLE_TRY(listenAndAccept(peer, link, &recvComm));
       std::vector<unsigned char> buffer(c.second + 4096, 0xee);
       void* mh = nullptr;
       ROLE_OK(peer.net().regMr(recvComm, buffer.data(), buffer.size(), NCCL_PTR_HOST, &mh));
@@ -414,7 +394,7 @@ TEST_P(SdkOfi, TruncationIsAnErrorNotCorruption) {
           countLogged(format("a %zu-byte send", c.first)) + countLogged("a send of unknown size") ==
               1,
           "the log line gives a wrong send size");
-      ROLE_CHECK(link.wait(), "sender never finished");
+      ROLE_CHECK(link.waitSignal(), "sender never finished");
       ROLE_OK(peer.net().deregMr(recvComm, mh));
       ROLE_OK(peer.net().closeRecv(recvComm));
       return "";
@@ -422,9 +402,9 @@ TEST_P(SdkOfi, TruncationIsAnErrorNotCorruption) {
     auto sender = [=](Peer& peer, Link& link) -> std::string {
       void* sendComm = nullptr;
       ROLE_TRY(receiveHandleAndConnect(peer, link, &sendComm));
-      ROLE_CHECK(link.wait(), "receiver never posted");
+      ROLE_CHECK(link.waitSignal(), "receiver never posted");
       std::vector<unsigned char> buffer(c.first);
-      fill(buffer.data(), buffer.size(), 9);
+      fillPattern(buffer.data(), buffer.size(), 9);
       void* mh = nullptr;
       ROLE_OK(peer.net().regMr(sendComm, buffer.data(), buffer.size(), NCCL_PTR_HOST, &mh));
       void* r = nullptr;
@@ -544,16 +524,15 @@ TEST_P(SdkOfi, HostMemoryNeedsNoFlush) {
 // test() (the send left before). fault_test.cc covers the other states.
 TEST_P(SdkOfi, SendsToADeadPeerFailWithRemoteError) {
   auto receiver = [](Peer& peer, Link& link) -> std::string {
-    void* listenComm = nullptr;
     void* recvComm = nullptr;
-    ROLE_TRY(listenAndAccept(peer, link, &listenComm, &recvComm));
+    ROLE_TRY(listenAndAccept(peer, link, &recvComm));
     _exit(0);  // dies with the connection open; its pipe closes with it
   };
   auto sender = [](Peer& peer, Link& link) -> std::string {
     void* sendComm = nullptr;
     ROLE_TRY(receiveHandleAndConnect(peer, link, &sendComm));
     char byte;
-    ROLE_CHECK(!link.get(&byte, 1, kWaitMs), "the receiver should have died");
+    ROLE_CHECK(!link.receive(&byte, 1, kWaitMs / 1000.0), "the receiver should have died");
     std::vector<char> buffer(4 << 20);
     void* mh = nullptr;
     ROLE_OK(peer.net().regMr(sendComm, buffer.data(), buffer.size(), NCCL_PTR_HOST, &mh));

@@ -25,16 +25,22 @@ Record& record() {
 
 }  // namespace
 
-void captureLogger(ncclDebugLogLevel level, unsigned long flags, const char* /*file*/, int /*line*/,
-                   const char* fmt, ...) {
+std::string captureFormatted(ncclDebugLogLevel level, unsigned long flags, const char* fmt,
+                             va_list args) {
   char text[2048];
-  va_list args;
-  va_start(args, fmt);
   std::vsnprintf(text, sizeof(text), fmt, args);
-  va_end(args);
   Record& r = record();
   std::lock_guard<std::mutex> lock(r.mutex);
   r.lines.push_back(LogLine{level, flags, text});
+  return text;
+}
+
+void captureLogger(ncclDebugLogLevel level, unsigned long flags, const char* /*file*/, int /*line*/,
+                   const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  captureFormatted(level, flags, fmt, args);
+  va_end(args);
 }
 
 std::vector<LogLine> capturedLines() {

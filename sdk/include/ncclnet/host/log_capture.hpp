@@ -10,6 +10,7 @@
 // process, shared by every thread (a plugin logs from threads of its own).
 #pragma once
 
+#include <cstdarg>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,11 @@ struct LogLine {
 // The callback to hand to init() and to the Loader.
 void captureLogger(ncclDebugLogLevel level, unsigned long flags, const char* file, int line,
                    const char* fmt, ...) __attribute__((format(printf, 5, 6)));
+
+// What captureLogger does, for a logger that also does something else with
+// the line (the test kit's prints WARN lines): records it, returns its text.
+std::string captureFormatted(ncclDebugLogLevel level, unsigned long flags, const char* fmt,
+                             va_list args);
 
 // Every line recorded so far, in order; take... empties the record.
 std::vector<LogLine> capturedLines();

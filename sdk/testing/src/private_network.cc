@@ -1,9 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Moves the calling process into a network namespace of its own with only
-// loopback up, for programs that let made-up bytes choose addresses (the
-// plugins' handshake fuzzers): whatever address they invent, nothing
-// outside this process's namespace is ever reached.
-#pragma once
+// nccl-net-sdk test kit: a network namespace of the process's own.
+#include "ncclnet/testing/private_network.hpp"
 
 #include <net/if.h>
 #include <sched.h>
@@ -12,15 +9,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <string>
 
 namespace ncclnet::testing {
 
-// True once the process is alone in a new namespace with `lo` up; false
-// with the reason in *why (typically: not root, so no CAP_SYS_ADMIN). Call
-// it before any thread starts: unshare moves only the calling thread.
-inline bool enterPrivateNetwork(std::string* why) {
+bool enterPrivateNetwork(std::string* why) {
   if (::unshare(CLONE_NEWNET) != 0) {
     *why = std::string("unshare(CLONE_NEWNET): ") + std::strerror(errno);
     return false;
@@ -40,6 +35,13 @@ inline bool enterPrivateNetwork(std::string* why) {
   if (!up) *why = std::string("bringing lo up: ") + std::strerror(errno);
   ::close(fd);
   return up;
+}
+
+void enterPrivateNetworkOrSkip(const char* who) {
+  std::string why;
+  if (enterPrivateNetwork(&why)) return;
+  std::fprintf(stderr, "%s: skipped, needs a private network: %s\n", who, why.c_str());
+  std::exit(kSkipExitCode);
 }
 
 }  // namespace ncclnet::testing
