@@ -93,6 +93,12 @@ std::string knobAllowed(const KnobSpec& spec) {
   return "?";
 }
 
+std::string knobListedHelp(const KnobSpec& spec) {
+  std::string help = spec.help != nullptr ? spec.help : "";
+  if (spec.type != KnobType::String) help += " [" + knobAllowed(spec) + "]";
+  return help;
+}
+
 bool knobDefault(const KnobSpec& spec, KnobValue* out) {
   switch (spec.type) {
     case KnobType::String:

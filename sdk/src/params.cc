@@ -52,9 +52,7 @@ void ParamTable::remember(const KnobSpec& spec, const std::string& value, const 
   if (fromEnv) {
     NCCLNET_INFO(logger_, NCCL_ENV, "%s set by environment to %s", spec.name, value.c_str());
   }
-  std::string help = spec.help != nullptr ? spec.help : "";
-  if (spec.type != KnobType::String) help += " [" + knobAllowed(spec) + "]";
-  params_.push_back(ParamInfo{spec.name, value, def, std::move(help), fromEnv});
+  params_.push_back(ParamInfo{spec.name, value, def, knobListedHelp(spec), fromEnv});
   announce(params_.back());
 }
 

@@ -38,10 +38,7 @@ void readPublishedParams(Inspection* in) {
     p.value = r.value;
     p.defaultValue = r.defaultValue;
     p.source = r.refused ? "refused" : r.fromEnv ? "env" : "default";
-    // The same help text init announces (ParamTable): the declared help,
-    // then what the knob accepts.
-    p.help = k.help;
-    if (k.type != KnobType::String) p.help += " [" + r.allowed + "]";
+    p.help = r.help;
     params.push_back(std::move(p));
   }
   in->params = std::move(params);

@@ -65,6 +65,10 @@ bool parseKnob(const KnobSpec& spec, const char* raw, KnobValue* out);
 // "an integer in [0, 16]", "one of any|AF_INET|AF_INET6", ...
 std::string knobAllowed(const KnobSpec& spec);
 
+// The help as listings show it: the declared help, then (but for free
+// text) what the knob accepts in brackets.
+std::string knobListedHelp(const KnobSpec& spec);
+
 // The default, parsed (the same path an environment value takes). False
 // when the declaration itself is wrong: a default outside the range, a word
 // that is not a choice.

@@ -256,6 +256,7 @@ KnobReading readFromEnvironment(const PublishedKnob& knob) {
   KnobSpec spec = specOf(knob, &words);
   KnobReading r;
   r.allowed = knobAllowed(spec);
+  r.help = knobListedHelp(spec);
   KnobValue def;
   r.defaultValue = knobDefault(spec, &def) ? def.text : knob.defaultText;
   const char* raw = std::getenv(spec.name);

@@ -51,6 +51,7 @@ struct KnobReading {
   bool fromEnv = false;
   bool refused = false;  // set in the environment but not a value the knob allows
   std::string allowed;   // "0 or 1", "an integer in [0, 16]", ...
+  std::string help;      // as init announces it (knobListedHelp)
 };
 KnobReading readFromEnvironment(const PublishedKnob& knob);
 
