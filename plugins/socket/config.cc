@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "closing_sockets.hpp"
 #include "ncclnet/nccl_protocols.hpp"
 #include "ncclnet/published_knobs.hpp"
 #include "stream.hpp"
@@ -225,6 +226,8 @@ ncclResult_t Config::read(ParamTable& params, int cores, Config* out) {
   c.helperCensus = std::make_shared<HelperCensus>(
       cores, std::make_unique<MachineLoad>("/proc/loadavg",
                                            online > 0 ? static_cast<int>(online) : cores));
+
+  c.closingSockets = std::make_shared<ClosingSockets>();
 
   res = checkTraceDir(params.logger(), c.traceDir);
   if (res != ncclSuccess) return res;

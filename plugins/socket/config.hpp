@@ -12,6 +12,7 @@
 namespace ncclnet::socket {
 
 class HelperCensus;
+class ClosingSockets;
 struct Patience;
 
 // NCCL's own caps for its Socket transport: at most 16 helper threads and
@@ -47,6 +48,9 @@ struct Config {
   // its cores, and the machine's load (helpers stop retrying once either is
   // crowded).
   std::shared_ptr<HelperCensus> helperCensus;
+  // Not a knob: the control sockets of this instance's closed send comms,
+  // kept until their receivers close (closing_sockets.hpp).
+  std::shared_ptr<ClosingSockets> closingSockets;
 
   // Data sockets per comm: every helper thread drives nSocksPerThread of
   // them; without helper threads the caller drives nSocksPerThread.

@@ -93,8 +93,8 @@ ncclResult_t ListenComm::accept(std::unique_ptr<RecvComm>* out) {
     Fd control = std::move(g.sockets[0]);
     std::vector<Fd> data;
     for (int i = 1; i < expected; i++) data.push_back(std::move(g.sockets[i]));
-    Shape shape{config_.nThreads, config_.minTaskBytes, config_.patience(), config_.helperCensus,
-                config_.threadsAutomatic};
+    Shape shape{config_.nThreads,     config_.minTaskBytes,     config_.patience(),
+                config_.helperCensus, config_.threadsAutomatic, nullptr};
     auto core = std::make_unique<ConnectionSockets>(std::move(control), std::move(data), shape,
                                                     false, log_, "recvComm from " + g.peer);
     NCCLNET_INFO(log_, NCCL_NET,
@@ -315,8 +315,12 @@ ncclResult_t Connector::step(std::unique_ptr<SendComm>* out) {
   for (size_t i = 1; i < links_.size(); i++) data.push_back(std::move(links_[i].fd));
   // The listener's count is halved only where it is the automatic one here
   // too: a count its operator set is kept.
-  Shape shape{handle_.nThreads, handle_.minTaskBytes, config_.patience(), config_.helperCensus,
-              config_.threadsAutomatic && handle_.nThreads == config_.nThreads};
+  Shape shape{handle_.nThreads,
+              handle_.minTaskBytes,
+              config_.patience(),
+              config_.helperCensus,
+              config_.threadsAutomatic && handle_.nThreads == config_.nThreads,
+              config_.closingSockets};
   auto core = std::make_unique<ConnectionSockets>(std::move(control), std::move(data), shape, true,
                                                   log_, "sendComm to " + where_);
   int threads = core->helperThreads();

@@ -16,7 +16,11 @@ constexpr size_t kRxBytes = 256 << 10;
 
 ConnectionSockets::ConnectionSockets(Fd control, std::vector<Fd> data, Shape shape, bool sending,
                                      Logger log, std::string what)
-    : shape_(shape), health_(log, std::move(what)), control_(std::move(control)), rx_(kRxBytes) {
+    : shape_(shape),
+      health_(log, std::move(what)),
+      control_(std::move(control)),
+      rx_(kRxBytes),
+      receiving_(!sending) {
   int count = static_cast<int>(data.size());
   for (int i = 0; i < count; i++) {
     streams_.push_back(std::make_unique<Stream>(std::move(data[i]), sending, i, &health_));
@@ -36,6 +40,7 @@ ConnectionSockets::ConnectionSockets(Fd control, std::vector<Fd> data, Shape sha
 
 ConnectionSockets::~ConnectionSockets() {
   workers_.clear();  // joins: no thread touches a stream past this line
+  if (!receiving_ && shape_.closing && health_.ok()) shape_.closing->park(std::move(control_));
 }
 
 void ConnectionSockets::queueControl(const void* bytes, size_t size) {
@@ -57,11 +62,17 @@ void ConnectionSockets::queueControlInPlace(const void* bytes, size_t size) {
 }
 
 void ConnectionSockets::flushControl() {
+  if (peerClosed_) {  // nobody reads clear-to-sends any more
+    txRanges_.clear();
+    tx_.clear();
+    txFrontSent_ = 0;
+    return;
+  }
   // One sendmsg() takes headers and the inline payloads between them
   // straight from where they are.
   constexpr int kMaxRanges = 64;
   iovec ranges[kMaxRanges];
-  while (!txRanges_.empty() && health_.ok()) {
+  while (!txRanges_.empty() && health_.ok() && !peerClosed_) {
     int count = 0;
     for (auto it = txRanges_.begin(); it != txRanges_.end() && count < kMaxRanges; ++it) {
       const uint8_t* base = it->outside != nullptr ? it->outside : tx_.data() + it->offset;
@@ -87,11 +98,22 @@ void ConnectionSockets::flushControl() {
     } else if (io == Io::WouldBlock) {
       return;
     } else if (io == Io::Closed) {
-      health_.fail(ncclRemoteError, "control socket: connection closed by the peer");
+      onControlClosed("send");
     } else {
       health_.fail(ncclSystemError, "control socket: send failed: %s", std::strerror(errno));
     }
   }
+}
+
+void ConnectionSockets::onControlClosed(const char* call) {
+  if (!receiving_) {
+    health_.fail(ncclRemoteError, "control socket: connection closed by the peer (%s)", call);
+    return;
+  }
+  peerClosed_ = true;
+  txRanges_.clear();
+  tx_.clear();
+  txFrontSent_ = 0;
 }
 
 void ConnectionSockets::fillControl() {
@@ -110,7 +132,8 @@ void ConnectionSockets::fillControl() {
     } else if (io == Io::WouldBlock) {
       return;
     } else if (io == Io::Closed) {
-      health_.fail(ncclRemoteError, "control socket: connection closed by the peer");
+      onControlClosed("recv");
+      return;
     } else {
       health_.fail(ncclSystemError, "control socket: recv failed: %s", std::strerror(errno));
     }
@@ -123,7 +146,7 @@ size_t ConnectionSockets::readControlInto(char* at, size_t size) {
   Io io = recvSome(control_.get(), at, size, &moved);
   if (io == Io::Moved) return moved;
   if (io == Io::Closed) {
-    health_.fail(ncclRemoteError, "control socket: connection closed by the peer");
+    onControlClosed("recv");
   } else if (io == Io::Failed) {
     health_.fail(ncclSystemError, "control socket: recv failed: %s", std::strerror(errno));
   }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "closing_sockets.hpp"
 #include "config.hpp"
 #include "fd.hpp"
 #include "health.hpp"
@@ -33,6 +34,9 @@ struct Shape {
   // helper threads than nThreads when the plugin instance already runs
   // many (local: the ends need only agree on sockets).
   bool fitToCores = false;
+  // Where a sending end's control socket goes when the comm closes (null:
+  // it closes at once).
+  std::shared_ptr<ClosingSockets> closing;
 };
 
 // Where the bytes of one message go: the buffer NCCL gave (contiguous), or
@@ -78,9 +82,15 @@ class ConnectionSockets {
   uint64_t controlQueued() const { return txQueuedTotal_; }
   uint64_t controlSent() const { return txSentTotal_; }
   void flushControl();
-  // Appends what the control socket holds to the receive buffer; a closed
-  // socket fails the comm.
+  // Appends what the control socket holds to the receive buffer. A closed
+  // socket fails a sending comm. A receiving comm only notes it
+  // (peerClosed()): the sender may close once its sends are done, and the
+  // messages it already sent must still reach the receives posted for them.
   void fillControl();
+  // Receiving end: the sender closed (or reset) the control socket. Control
+  // bytes queued for it are dropped from then on.
+  bool peerClosed() const { return peerClosed_; }
+
   // With the receive buffer empty: reads up to `size` control bytes straight
   // into `at` (a large inline payload skips the copy out of the buffer).
   // Returns the count read, 0 when the socket is empty or failed.
@@ -141,6 +151,12 @@ class ConnectionSockets {
   std::vector<uint8_t> rx_;
   size_t rxHead_ = 0;
   size_t rxTail_ = 0;
+  bool receiving_;
+  bool peerClosed_ = false;
+
+  // What a closed or reset control socket means for this end (see
+  // fillControl).
+  void onControlClosed(const char* call);
 };
 
 }  // namespace ncclnet::socket

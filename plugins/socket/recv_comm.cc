@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // sdk-socket: receives announce their buffers (clear-to-send), then take
-// headers, inline payloads and stripes in the sender's order.
+// headers, inline payloads and stripes in the sender's order. A small
+// message may come before its receive is posted (eager): it is held until
+// then.
 #include "recv_comm.hpp"
 
 #include <algorithm>
@@ -15,7 +17,29 @@ namespace {
 constexpr size_t kDirectInlineBytes = 16 << 10;
 constexpr const char* kRecvStages[3] = {"waiting for the header", "header to last byte received",
                                         "last byte to test()"};
+constexpr size_t kSpareHeldBlocks = 64;
+// Clear-to-sends that only return credit wait for this many to go out
+// together (well below what the sender may have unpaired: kEagerMessages).
+constexpr size_t kDeferredFrames = 32;
+
+void copyInto(const Landing& to, const char* from, size_t size) {
+  for (size_t offset = 0; offset < size;) {
+    size_t run = 0;
+    char* at = to.at(offset, &run);
+    run = std::min(run, size - offset);
+    std::memcpy(at, from + offset, run);
+    offset += run;
+  }
+}
 }  // namespace
+
+RecvComm::InlineTarget RecvComm::inlineInto(const Landing& to, RecvRequest* request) {
+  InlineTarget target;
+  target.active = true;
+  target.to = to;
+  target.request = request;
+  return target;
+}
 
 RecvComm::RecvComm(std::unique_ptr<ConnectionSockets> core, TimelineOptions timeline)
     : core_(std::move(core)), timeline_(std::move(timeline), kRecvStages) {
@@ -71,9 +95,18 @@ ncclResult_t RecvComm::irecv(int n, void** data, size_t* sizes, int* tags, void*
   }
   uint8_t frame[kCtsBytes];
   encodeCts(cts, frame);
-  core_->queueControl(frame, sizeof(frame));
-  matching_.push_back(r);
-  pump();
+  // A message already in the socket is read first: held, it fills this
+  // receive at once, and the clear-to-send can wait (announce).
+  if (held_.empty()) pump();
+  size_t claimed = claimHeld(r);
+  bool filled = r->matchedSlots == r->n;
+  announce(frame, filled, claimed);
+  if (filled) {
+    core_->flushControl();  // what announce queued, if anything
+  } else {
+    matching_.push_back(r);
+    pump();
+  }
   *request = static_cast<RequestBase*>(r);
   return ncclSuccess;
 }
@@ -93,7 +126,7 @@ ncclResult_t RecvComm::test(RecvRequest* r, int* done, int* sizes) {
   // A receive the last call already filled (one recv() often brings the
   // headers and inline payloads of several small messages) needs none.
   auto finished = [&] { return r->matchedSlots == r->n && r->remaining.drained(); };
-  bool settled = r->matchedSlots == r->n && matching_.empty() && inlineFor_ == nullptr;
+  bool settled = r->matchedSlots == r->n && matching_.empty() && !inline_.active;
   if (!finished() && (!settled || !core_->progressesWithoutCaller())) pump();
   *done = 0;
   if (r->reported) {
@@ -186,19 +219,16 @@ void RecvComm::pump() {
   Health& health = core_->health();
   while (health.ok()) {
     size_t available = core_->rxSize();
-    size_t inlineLeft = inlineFor_ != nullptr ? inlineTo_.size - inlineDone_ : 0;
-    bool wantsMore = inlineLeft > 0 ? available == 0 : available < kHeaderBytes;
+    size_t inlineLeft = inline_.active ? inline_.to.size - inline_.done : 0;
+    bool wantsMore = inline_.active ? available == 0 : available < kHeaderBytes;
     if (wantsMore && inlineLeft >= kDirectInlineBytes) {
       // The rest of a large inline payload goes straight into its buffer.
       size_t run = 0;
-      char* at = inlineTo_.at(inlineDone_, &run);
+      char* at = inline_.to.at(inline_.done, &run);
       size_t got = core_->readControlInto(at, std::min(inlineLeft, run));
       if (got == 0) break;  // the socket is empty (or failed)
-      inlineDone_ += got;
-      if (inlineDone_ == inlineTo_.size) {
-        inlineFor_->remaining.finishOne();
-        inlineFor_ = nullptr;
-      }
+      inline_.done += got;
+      if (inline_.done == inline_.to.size) finishInline();
       continue;
     }
     if (wantsMore) {
@@ -206,17 +236,14 @@ void RecvComm::pump() {
       if (core_->rxSize() == available) break;  // the socket is empty
       continue;
     }
-    if (inlineLeft > 0) {
+    if (inline_.active) {
       size_t run = 0;
-      char* at = inlineTo_.at(inlineDone_, &run);
+      char* at = inline_.to.at(inline_.done, &run);
       size_t take = std::min({inlineLeft, available, run});
       std::memcpy(at, core_->rxData(), take);
       core_->consume(take);
-      inlineDone_ += take;
-      if (inlineDone_ == inlineTo_.size) {
-        inlineFor_->remaining.finishOne();
-        inlineFor_ = nullptr;
-      }
+      inline_.done += take;
+      if (inline_.done == inline_.to.size) finishInline();
       continue;
     }
     DataHeader h;
@@ -227,33 +254,47 @@ void RecvComm::pump() {
     core_->consume(kHeaderBytes);
     if (!onHeader(h)) break;
   }
+  // The sender closed after its last send: the messages it sent are all
+  // read by now, and a receive still waiting for one waits in vain.
+  if (health.ok() && core_->peerClosed() && (!matching_.empty() || inline_.active)) {
+    health.fail(ncclRemoteError,
+                "the sender closed the connection while a receive waited for a message");
+  }
   core_->driveStreams();
+}
+
+bool RecvComm::findBuffer(int tag, RecvRequest** out, int* slotOut) const {
+  for (RecvRequest* r : matching_) {
+    for (int slot = 0; slot < r->n; slot++) {
+      if (!r->slotMatched[slot] && r->tags[slot] == tag) {
+        *out = r;
+        *slotOut = slot;
+        return true;
+      }
+    }
+  }
+  return false;
 }
 
 bool RecvComm::onHeader(const DataHeader& h) {
   Health& health = core_->health();
-  if (matching_.empty()) {
+  bool carriesPayload = (h.flags & kFlagInline) && h.size > 0;
+  if ((h.flags & kFlagEager) && h.size > 0 && !carriesPayload) {
     health.fail(ncclRemoteError,
-                "the peer sent a %llu-byte message with no receive posted "
-                "(protocol error)",
+                "an eager header of %llu bytes without its payload (protocol error)",
                 static_cast<unsigned long long>(h.size));
     return false;
   }
-  if (h.ahead >= matching_.size()) {
-    health.fail(ncclRemoteError, "header names receive %d of %zu outstanding (protocol error)",
-                h.ahead, matching_.size());
+  RecvRequest* r = nullptr;
+  int slot = 0;
+  if (!findBuffer(h.tag, &r, &slot)) {
+    if (h.flags & kFlagEager) return hold(h);
+    health.fail(ncclRemoteError,
+                "the peer sent a %llu-byte message with tag %d and no receive posted for it "
+                "(protocol error)",
+                static_cast<unsigned long long>(h.size), h.tag);
     return false;
   }
-  RecvRequest* r = matching_[h.ahead];
-  int slot = h.slot;
-  if (slot >= r->n || r->slotMatched[slot]) {
-    health.fail(ncclRemoteError, "header names buffer %d of a %d-buffer receive (protocol error)",
-                slot, r->n);
-    return false;
-  }
-  r->slotMatched[slot] = true;
-  if (timeline_.enabled()) r->matchedNs = steadyNowNs();
-  r->matchedSlots++;
   if (h.flags & kFlagTruncated) {
     NCCLNET_WARN(health.log(),
                  "%s: message truncated: the peer sent %llu bytes (tag %d) to a "
@@ -261,34 +302,142 @@ bool RecvComm::onHeader(const DataHeader& h) {
                  "ncclInvalidUsage",
                  health.what().c_str(), static_cast<unsigned long long>(h.size), h.tag,
                  r->capacity[slot]);
+    fill(r, slot, 0, h.tag);
     r->error = ncclInvalidUsage;
-    r->sizes[slot] = 0;
-    if (unpack_) unpack_->trim(&r->pages, 0);
-  } else if (h.size > r->capacity[slot] || h.tag != r->tags[slot]) {
-    // The sender checks this before sending; reaching here means a broken
-    // peer, and the only safe answer is to stop reading.
+  } else if (!(h.flags & kFlagEager) && h.size > r->capacity[slot]) {
+    // The sender checked this against the clear-to-send; reaching here
+    // means a broken peer, and the only safe answer is to stop reading.
     health.fail(ncclRemoteError,
-                "header of %llu bytes with tag %d for a %zu-byte buffer with tag "
-                "%d (protocol error)",
-                static_cast<unsigned long long>(h.size), h.tag, r->capacity[slot], r->tags[slot]);
+                "header of %llu bytes with tag %d for a %zu-byte buffer (protocol error)",
+                static_cast<unsigned long long>(h.size), h.tag, r->capacity[slot]);
     return false;
-  } else {
-    r->sizes[slot] = static_cast<int>(h.size);
-    if (unpack_) unpack_->trim(&r->pages, h.size);  // a shorter message: fewer pages
-    if ((h.flags & kFlagInline) && h.size > 0) {
-      r->remaining.add(1);
-      inlineTo_ = landing(r, slot, h.size);
-      inlineDone_ = 0;
-      inlineFor_ = r;
-    } else if (h.size > 0) {
-      core_->queueStripes(landing(r, slot, h.size), &r->remaining);
+  } else if (!fill(r, slot, h.size, h.tag)) {
+    if (carriesPayload) {  // read and dropped
+      discard_.resize(h.size);
+      inline_ = inlineInto(Landing{discard_.data(), nullptr, nullptr, h.size}, nullptr);
     }
+  } else if (carriesPayload) {
+    r->remaining.add(1);
+    inline_ = inlineInto(landing(r, slot, h.size), r);
+  } else if (h.size > 0) {
+    core_->queueStripes(landing(r, slot, h.size), &r->remaining);
   }
-  // Retired in posting order, as the sender does, so `ahead` stays in step.
+  retireFilledReceives();
+  return true;
+}
+
+bool RecvComm::fill(RecvRequest* r, int slot, size_t size, int tag) {
+  r->slotMatched[slot] = true;
+  r->matchedSlots++;
+  if (timeline_.enabled()) r->matchedNs = steadyNowNs();
+  bool fits = size <= r->capacity[slot];
+  if (!fits) {
+    NCCLNET_WARN(core_->health().log(),
+                 "%s: message truncated: a %zu-byte message (tag %d) for a %zu-byte receive "
+                 "buffer; nothing was written, the receive fails with ncclInvalidUsage",
+                 core_->health().what().c_str(), size, tag, r->capacity[slot]);
+    r->error = ncclInvalidUsage;
+  }
+  r->sizes[slot] = fits ? static_cast<int>(size) : 0;
+  if (unpack_) unpack_->trim(&r->pages, fits ? size : 0);  // a shorter message: fewer pages
+  return fits;
+}
+
+bool RecvComm::hold(const DataHeader& h) {
+  Health& health = core_->health();
+  // One message in held_ may be a claimed one whose payload still arrives.
+  if (heldBytes_ + h.size > kEagerCredit || held_.size() > kEagerMessages) {
+    health.fail(ncclRemoteError,
+                "the peer sent more eager messages (%zu, %llu bytes) than it may before their "
+                "receives are posted (%zu, %zu bytes; protocol error)",
+                held_.size() + 1, static_cast<unsigned long long>(heldBytes_ + h.size),
+                kEagerMessages, kEagerCredit);
+    return false;
+  }
+  Held held;
+  held.tag = h.tag;
+  held.size = h.size;
+  if (!spareHeld_.empty()) {
+    held.bytes = std::move(spareHeld_.back());
+    spareHeld_.pop_back();
+  } else {
+    held.bytes.reset(new char[kEagerBytes]);
+  }
+  held.arrived = h.size == 0;
+  heldBytes_ += h.size;
+  auto at = held_.insert(held_.end(), std::move(held));
+  if (!at->arrived) {
+    inline_ = inlineInto(Landing{at->bytes.get(), nullptr, nullptr, h.size}, nullptr);
+    inline_.toHeld = true;
+    inline_.held = at;
+  }
+  return true;
+}
+
+void RecvComm::announce(const uint8_t* frame, bool filled, size_t heldBytes) {
+  // A receive that held messages filled needs nothing from the sender: its
+  // frame only returns credit, so it waits to go out with others (one
+  // send() for many receives) until enough credit is held back or a
+  // receive needs its sender. Frames keep their order.
+  deferredCts_.insert(deferredCts_.end(), frame, frame + kCtsBytes);
+  deferredCredit_ += heldBytes;
+  bool enough =
+      deferredCts_.size() >= kDeferredFrames * kCtsBytes || deferredCredit_ >= kEagerCredit / 4;
+  if (filled && !enough) return;
+  core_->queueControl(deferredCts_.data(), deferredCts_.size());
+  deferredCts_.clear();
+  deferredCredit_ = 0;
+}
+
+size_t RecvComm::claimHeld(RecvRequest* r) {
+  size_t claimed = 0;
+  for (int slot = 0; slot < r->n && !held_.empty(); slot++) {
+    auto it = std::find_if(held_.begin(), held_.end(), [&](const Held& held) {
+      return held.claimedBy == nullptr && !held.dropped && held.tag == r->tags[slot];
+    });
+    if (it == held_.end()) continue;
+    heldBytes_ -= it->size;
+    claimed += it->size;
+    if (!fill(r, slot, it->size, it->tag)) {
+      it->dropped = true;
+    } else {
+      it->claimedBy = r;
+      it->slot = slot;
+      r->remaining.add(1);
+    }
+    if (it->arrived) settleHeld(it);
+  }
+  return claimed;
+}
+
+void RecvComm::settleHeld(HeldList::iterator held) {
+  if (held->claimedBy != nullptr) {
+    RecvRequest* r = held->claimedBy;
+    copyInto(landing(r, held->slot, held->size), held->bytes.get(), held->size);
+    r->remaining.finishOne();
+  } else if (!held->dropped) {
+    return;  // still waits for its receive
+  }
+  if (spareHeld_.size() < kSpareHeldBlocks) spareHeld_.push_back(std::move(held->bytes));
+  held_.erase(held);
+}
+
+void RecvComm::finishInline() {
+  InlineTarget done = inline_;
+  inline_ = InlineTarget{};
+  if (done.toHeld) {
+    done.held->arrived = true;
+    settleHeld(done.held);
+  } else if (done.request != nullptr) {
+    done.request->remaining.finishOne();
+  }
+}
+
+void RecvComm::retireFilledReceives() {
+  // In posting order, as the sender pairs them.
   while (!matching_.empty() && matching_.front()->matchedSlots == matching_.front()->n) {
     matching_.pop_front();
   }
-  return true;
 }
 
 }  // namespace ncclnet::socket

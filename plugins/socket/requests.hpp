@@ -21,7 +21,9 @@ struct SendRequest : RequestBase {
   char* data = nullptr;
   size_t size = 0;
   int tag = 0;
-  bool matched = false;  // paired with a receive buffer (or refused)
+  // Its header is queued: it was paired with a receive buffer (or refused),
+  // or it left eagerly, before its clear-to-send.
+  bool headerQueued = false;
   // Its header (and inline payload) are out once the comm sent this many
   // control bytes.
   uint64_t controlEnd = 0;

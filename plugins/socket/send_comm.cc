@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// sdk-socket: sends wait for the receiver's clear-to-send, then go out as a
-// header (with the payload inline when small) and striped data.
+// sdk-socket: a send goes out as a header (with the payload inline when
+// small) and striped data. Small sends leave at once (eager); the others wait
+// for the receiver's clear-to-send, which also tells the sender the size of
+// the buffer, so that a send too large for it is refused before a byte moves.
 #include "send_comm.hpp"
 
 #include <algorithm>
@@ -51,7 +53,13 @@ ncclResult_t SendComm::isend(void* data, size_t size, int tag, void** request) {
   r->size = size;
   r->tag = tag;
   if (timeline_.enabled()) r->postedNs = steadyNowNs();
-  unmatched_.push_back(r);
+  if (waitingForCts_ == 0 && mayGoEager(Unpaired{r, tag, size})) {
+    sendEager(r);
+    unpaired_.push_back(Unpaired{nullptr, tag, size});
+  } else {
+    unpaired_.push_back(Unpaired{r, tag, size});
+    waitingForCts_++;
+  }
   pump();
   *request = static_cast<RequestBase*>(r);
   return ncclSuccess;
@@ -69,15 +77,16 @@ ncclResult_t SendComm::test(SendRequest* r, int* done, int* size) {
   // header still queued would wait for the next call on this comm, which
   // NCCL need not make once every send reported done.
   auto finished = [&] {
-    return r->matched && r->remaining.drained() && core_->controlSent() >= r->controlEnd;
+    return r->headerQueued && r->remaining.drained() && core_->controlSent() >= r->controlEnd;
   };
   // A finished send needs no system call (a small send is usually finished
-  // by the isend that matched it), and a matched send only waits for helper
+  // by its own isend), and a send whose header is out only waits for helper
   // threads: while no other send waits for a clear-to-send either, the
   // control socket is left alone, since NCCL's progress thread tests every
   // comm of the process in turn and each call delays the others. The
   // requests still pending pump when they are tested.
-  if (!finished() && (!r->matched || !unmatched_.empty() || !core_->progressesWithoutCaller())) {
+  if (!finished() &&
+      (!r->headerQueued || waitingForCts_ > 0 || !core_->progressesWithoutCaller())) {
     pump();
   }
   *done = 0;
@@ -93,13 +102,27 @@ ncclResult_t SendComm::test(SendRequest* r, int* done, int* size) {
     return res;
   }
   ncclResult_t res = core_->health().error();
-  // The comm is dead: nothing will reuse the slot.
-  if (res != ncclSuccess) pool_.release(r);
+  if (res != ncclSuccess) {
+    // The comm is dead: nothing will pair the send or reuse the slot.
+    auto gone = std::remove_if(unpaired_.begin(), unpaired_.end(),
+                               [r](const Unpaired& u) { return u.request == r; });
+    unpaired_.erase(gone, unpaired_.end());
+    pool_.release(r);
+  }
   return res;
+}
+
+bool SendComm::wantsClearToSends() const {
+  return waitingForCts_ > 0 || eagerUnpaired_ > kEagerCredit / 2 ||
+         unpaired_.size() > kEagerMessages / 2;
 }
 
 void SendComm::pump() {
   core_->flushControl();
+  if (!wantsClearToSends()) {
+    core_->driveStreams();
+    return;
+  }
   core_->fillControl();
   while (core_->rxSize() >= kCtsBytes) {
     PostedRecv posted;
@@ -117,77 +140,119 @@ void SendComm::pump() {
   core_->driveStreams();
 }
 
+long long SendComm::takeBuffer(int tag) {
+  for (PostedRecv& p : posted_) {
+    for (int i = 0; i < p.cts.n; i++) {
+      if (!p.filled[i] && p.cts.tags[i] == tag) {
+        p.filled[i] = true;
+        auto size = static_cast<long long>(p.cts.sizes[i]);
+        while (!posted_.empty() && posted_.front().complete()) posted_.pop_front();
+        return size;
+      }
+    }
+  }
+  return -1;
+}
+
 // The contract's matching: each send, in posting order, takes the first
-// unfilled buffer with its tag in the oldest receive that has one. A send
-// whose tag has no such buffer yet waits, and later sends with that tag wait
-// behind it: when several ranks share one comm, one rank may run a step
-// ahead of another (NCCL's IB plugin answers such a send with a NULL
-// request; here it is already queued, so it waits for the next receive).
+// unfilled buffer with its tag in the oldest receive that has one, so the
+// k-th send of a tag fills the k-th buffer of that tag. A send whose tag has
+// no such buffer yet waits, and later sends with that tag wait behind it:
+// when several ranks share one comm, one rank may run a step ahead of
+// another (NCCL's IB plugin answers such a send with a NULL request; here it
+// is already queued, so it waits for the next receive). Sends of one tag
+// leave in posting order, so the receiver pairs them the same way.
+//
+// A small send does not wait: while every send before it has left, it
+// leaves at once with its payload, and the receiver holds it until its
+// receive is posted. Its clear-to-send, when it comes, returns the credit.
 void SendComm::matchSends() {
   Health& health = core_->health();
   std::vector<int> waitingTags;
-  for (auto it = unmatched_.begin(); it != unmatched_.end() && health.ok();) {
-    SendRequest* r = *it;
-    if (std::find(waitingTags.begin(), waitingTags.end(), r->tag) != waitingTags.end()) {
-      ++it;
-      continue;
-    }
-    size_t ahead = 0;
-    int slot = -1;
-    for (; ahead < posted_.size() && slot < 0; ahead++) {
-      const PostedRecv& p = posted_[ahead];
-      for (int i = 0; i < p.cts.n && slot < 0; i++) {
-        if (!p.filled[i] && p.cts.tags[i] == r->tag) slot = i;
+  bool earlierWaits = false;  // a send before this one has not left
+  for (auto it = unpaired_.begin(); it != unpaired_.end() && health.ok();) {
+    SendRequest* r = it->request;
+    bool left = r == nullptr;
+    if (std::find(waitingTags.begin(), waitingTags.end(), it->tag) == waitingTags.end()) {
+      long long capacity = takeBuffer(it->tag);
+      if (capacity >= 0) {
+        if (left) {
+          returnCredit(*it, static_cast<size_t>(capacity));
+        } else {
+          waitingForCts_--;
+          sendPaired(r, static_cast<size_t>(capacity));
+        }
+        it = unpaired_.erase(it);
+        continue;
       }
+      waitingTags.push_back(it->tag);
     }
-    if (slot < 0) {
-      waitingTags.push_back(r->tag);
-      ++it;
-      continue;
+    if (!left && !earlierWaits && mayGoEager(*it)) {
+      waitingForCts_--;
+      sendEager(r);
+      it->request = nullptr;
+      left = true;
     }
-    ahead--;  // the loop stepped past the receive it found
-    it = unmatched_.erase(it);
-    r->matched = true;
-    if (timeline_.enabled()) r->matchedNs = steadyNowNs();
-    PostedRecv& p = posted_[ahead];
-    p.filled[slot] = true;
-    if (r->size > p.cts.sizes[slot]) {
-      NCCLNET_WARN(health.log(),
-                   "%s: message truncated: send of %zu bytes (tag %d) exceeds the "
-                   "%llu-byte receive buffer; nothing is sent, both requests fail with "
-                   "ncclInvalidUsage",
-                   health.what().c_str(), r->size, r->tag,
-                   static_cast<unsigned long long>(p.cts.sizes[slot]));
-      r->error = ncclInvalidUsage;
-      sendHeader(r, ahead, slot, kFlagTruncated);
-    } else if (r->size <= inlineBytes_) {
-      sendHeader(r, ahead, slot, r->size > 0 ? kFlagInline : 0);
-    } else {
-      sendHeader(r, ahead, slot, 0);
-      // The header first: the receiver queues its stripes only once it has
-      // read it, so it should not wait while helpers here are woken.
-      core_->flushControl();
-      // The comm died (this socket or a helper's): no stripe may go out,
-      // since NCCL may free the buffer once test() reports the error, and
-      // the send must fail rather than look done with its stripes unsent.
-      if (!health.ok()) {
-        r->error = health.error();
-        break;
-      }
-      core_->queueStripes(Landing{r->data, nullptr, nullptr, r->size}, &r->remaining);
-    }
-    // Retired after every header, exactly as the receiver does when it reads
-    // one, so that `ahead` names the same receive on both ends.
-    while (!posted_.empty() && posted_.front().complete()) posted_.pop_front();
+    if (!left) earlierWaits = true;
+    ++it;
   }
 }
 
-void SendComm::sendHeader(SendRequest* r, size_t ahead, int slot, uint8_t flags) {
+bool SendComm::mayGoEager(const Unpaired& send) const {
+  return send.size <= kEagerBytes && eagerUnpaired_ + send.size <= kEagerCredit &&
+         unpaired_.size() < kEagerMessages;
+}
+
+void SendComm::sendEager(SendRequest* r) {
+  eagerUnpaired_ += r->size;
+  if (timeline_.enabled()) r->matchedNs = steadyNowNs();
+  sendHeader(r, kFlagEager | (r->size > 0 ? kFlagInline : 0));
+}
+
+void SendComm::returnCredit(const Unpaired& send, size_t capacity) {
+  eagerUnpaired_ -= send.size;
+  if (send.size > capacity) {
+    Health& health = core_->health();
+    NCCLNET_WARN(health.log(),
+                 "%s: message truncated: a %zu-byte send (tag %d) left before its %zu-byte "
+                 "receive was posted; the receive fails with ncclInvalidUsage",
+                 health.what().c_str(), send.size, send.tag, capacity);
+  }
+}
+
+void SendComm::sendPaired(SendRequest* r, size_t capacity) {
+  Health& health = core_->health();
+  if (timeline_.enabled()) r->matchedNs = steadyNowNs();
+  if (r->size > capacity) {
+    NCCLNET_WARN(health.log(),
+                 "%s: message truncated: send of %zu bytes (tag %d) exceeds the "
+                 "%zu-byte receive buffer; nothing is sent, both requests fail with "
+                 "ncclInvalidUsage",
+                 health.what().c_str(), r->size, r->tag, capacity);
+    r->error = ncclInvalidUsage;
+    sendHeader(r, kFlagTruncated);
+  } else if (r->size <= inlineBytes_) {
+    sendHeader(r, r->size > 0 ? kFlagInline : 0);
+  } else {
+    sendHeader(r, 0);
+    // The header first: the receiver queues its stripes only once it has
+    // read it, so it should not wait while helpers here are woken.
+    core_->flushControl();
+    // The comm died (this socket or a helper's): no stripe may go out,
+    // since NCCL may free the buffer once test() reports the error, and
+    // the send must fail rather than look done with its stripes unsent.
+    if (!health.ok()) {
+      r->error = health.error();
+      return;
+    }
+    core_->queueStripes(Landing{r->data, nullptr, nullptr, r->size}, &r->remaining);
+  }
+}
+
+void SendComm::sendHeader(SendRequest* r, uint8_t flags) {
   DataHeader h;
-  h.ahead = static_cast<uint8_t>(ahead);
   h.size = r->size;
   h.tag = r->tag;
-  h.slot = static_cast<uint8_t>(slot);
   h.flags = flags;
   uint8_t bytes[kHeaderBytes];
   encodeHeader(h, bytes);
@@ -197,6 +262,7 @@ void SendComm::sendHeader(SendRequest* r, size_t ahead, int slot, uint8_t flags)
   // kernel, and NCCL keeps the buffer until then.
   if (flags & kFlagInline) core_->queueControlInPlace(r->data, r->size);
   r->controlEnd = core_->controlQueued();
+  r->headerQueued = true;
 }
 
 }  // namespace ncclnet::socket

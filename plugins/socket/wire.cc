@@ -129,10 +129,9 @@ WireError decodeHello(const uint8_t* in, uint64_t expectedCookie, Hello* out) {
 
 void encodeHeader(const DataHeader& h, uint8_t* out) {
   put<uint32_t>(out, 0, kHeaderMagic);
-  put<uint8_t>(out, 4, h.slot);
+  put<uint8_t>(out, 4, 0);
   put<uint8_t>(out, 5, h.flags);
-  put<uint8_t>(out, 6, h.ahead);
-  put<uint8_t>(out, 7, 0);
+  put<uint16_t>(out, 6, 0);
   put<uint64_t>(out, 8, h.size);
   put<int32_t>(out, 16, h.tag);
   put<uint32_t>(out, 20, 0);
@@ -140,12 +139,12 @@ void encodeHeader(const DataHeader& h, uint8_t* out) {
 
 bool decodeHeader(const uint8_t* in, DataHeader* out) {
   if (get<uint32_t>(in, 0) != kHeaderMagic) return false;
-  out->slot = get<uint8_t>(in, 4);
   out->flags = get<uint8_t>(in, 5);
-  out->ahead = get<uint8_t>(in, 6);
   out->size = get<uint64_t>(in, 8);
   out->tag = get<int32_t>(in, 16);
-  return out->slot < kMaxRecvs;
+  constexpr uint8_t kKnown = kFlagTruncated | kFlagInline | kFlagEager;
+  bool eagerFits = !(out->flags & kFlagEager) || out->size <= kEagerBytes;
+  return (out->flags & ~kKnown) == 0 && eagerFits;
 }
 
 void encodeCts(const ClearToSend& c, uint8_t* out) {

@@ -17,8 +17,19 @@
 namespace ncclnet::socket {
 
 constexpr uint32_t kMagic = 0x4b53'4453;  // "SDSK" in memory on little-endian
-constexpr uint16_t kProtocolVersion = 1;
+// Version 2: small sends go out before their receive is posted (eager).
+constexpr uint16_t kProtocolVersion = 2;
 constexpr int kMaxRecvs = 8;  // grouped receives: what maxRecvs advertises
+
+// Eager sends: a send of at most kEagerBytes may leave before the sender has
+// the receiver's clear-to-send, with its payload inline, as long as the eager
+// sends not yet paired with a clear-to-send stay within kEagerCredit bytes
+// and kEagerMessages messages. The receiver holds such a message until its
+// receive is posted, so the credit bounds what a peer can make it hold. Both
+// ends must agree: part of the protocol version.
+constexpr size_t kEagerBytes = 16 << 10;
+constexpr size_t kEagerCredit = 512 << 10;
+constexpr size_t kEagerMessages = 256;
 
 // ---- the listen handle --------------------------------------------------
 // What connect needs to reach a listen (the SDK keeps a connect in
@@ -53,17 +64,19 @@ void encodeHello(const Hello& h, uint8_t* out);
 // Checks magic, version and the expected cookie; index must be in range.
 WireError decodeHello(const uint8_t* in, uint64_t expectedCookie, Hello* out);
 
-// ---- sender -> receiver: one header per send, in posting order ----------
+// ---- sender -> receiver: one header per send ----------------------------
+// Headers of one tag arrive in that tag's posting order, so both ends pair
+// the k-th send of a tag with the k-th receive buffer of that tag (in
+// receive posting order) without naming the buffer.
 enum HeaderFlags : uint8_t {
   kFlagTruncated = 1,  // the send exceeded its receive buffer: no data follows
   kFlagInline = 4,     // the payload follows the header on the control socket
+  kFlagEager = 8,      // sent before its clear-to-send: the receiver may hold it
 };
 struct DataHeader {
   uint64_t size = 0;  // the sender's size (even when truncated)
   int32_t tag = 0;
-  uint8_t slot = 0;  // which buffer of the grouped receive
   uint8_t flags = 0;
-  uint8_t ahead = 0;  // which receive: 0 = the oldest outstanding one
 };
 constexpr size_t kHeaderBytes = 24;
 void encodeHeader(const DataHeader& h, uint8_t* out);

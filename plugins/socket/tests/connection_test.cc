@@ -200,12 +200,17 @@ TEST(Connection, StrayAndStaleConnectionsRefused) {
   ASSERT_EQ(acceptFrom(s, lc, &rc), ncclSuccess);
   exchange(s, {sc}, {rc}, 70000);
 
-  // The stale sendComm learns that it was refused.
+  // The stale sendComm learns that it was refused. A small send leaves
+  // without waiting for the receiver (eagerly), and the kernel takes the
+  // first one; the reset that answers it fails the next.
   std::vector<uint8_t> data(4096, 1);
-  void* request = nullptr;
-  ncclResult_t res =
-      s.net().isend(staleComm, data.data(), data.size(), 1, nullptr, nullptr, &request);
-  if (res == ncclSuccess && request != nullptr) res = waitFor(s, request, nullptr, 10);
+  ncclResult_t res = ncclSuccess;
+  for (int i = 0; i < 8 && res == ncclSuccess; i++) {
+    void* request = nullptr;
+    res = s.net().isend(staleComm, data.data(), data.size(), 1, nullptr, nullptr, &request);
+    if (res == ncclSuccess && request != nullptr) res = waitFor(s, request, nullptr, 10);
+    if (res == ncclSuccess) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   EXPECT_NE(res, ncclSuccess);
   EXPECT_EQ(s.net().closeSend(staleComm), ncclSuccess);
   EXPECT_EQ(s.net().closeSend(sc), ncclSuccess);

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "harness.hpp"
+#include "wire.hpp"
 
 namespace ncclnet::socket::testing {
 namespace {
@@ -121,12 +122,15 @@ INSTANTIATE_TEST_SUITE_P(Abi, Transfer, ::testing::Values(0, 11, 8),
                          });
 
 // A send larger than its receive buffer fails on both sides with
-// ncclInvalidUsage, writes nothing, and leaves the comm usable.
+// ncclInvalidUsage, writes nothing, and leaves the comm usable. A small one
+// leaves before it sees its receive (eagerly): its send cannot be refused,
+// only the receive fails.
 TEST(Truncation, BothSidesFailNothingWritten) {
   struct Case {
     size_t capacity, sent;
   };
-  static const Case kCases[] = {{1000, 2000}, {4 << 20, 8 << 20}, {500, 500}};
+  static const Case kCases[] = {{1000, 2000}, {20000, 40000}, {4 << 20, 8 << 20}, {500, 500}};
+  auto senderFails = [](const Case& c) { return c.sent > c.capacity && c.sent > kEagerBytes; };
   ChildProcess child([](Channel& parent) {
     Session s;
     void* rc = nullptr;
@@ -146,6 +150,10 @@ TEST(Truncation, BothSidesFailNothingWritten) {
                   ncclSuccess);
       requests.push_back(request);
     }
+    // The sends are posted once the clear-to-sends are out: the large ones
+    // are refused by their sender.
+    char posted = 1;
+    CHILD_CHECK(parent.send(&posted, 1));
     for (size_t i = 0; i < requests.size(); i++) {
       int size = -1;
       ncclResult_t res = waitFor(s, requests[i], &size, 30);
@@ -165,6 +173,8 @@ TEST(Truncation, BothSidesFailNothingWritten) {
   Session s;
   void* sc = nullptr;
   ASSERT_TRUE(connectToChild(child, s, &sc));
+  char posted = 0;
+  ASSERT_TRUE(child.channel().receive(&posted, 1));
   std::vector<std::vector<uint8_t>> buffers;
   std::vector<void*> requests;
   for (size_t i = 0; i < std::size(kCases); i++) {
@@ -181,8 +191,7 @@ TEST(Truncation, BothSidesFailNothingWritten) {
     int size = -1;
     ncclResult_t res = waitFor(s, requests[i], &size, 30);
     ASSERT_NE(res, ncclTimeout);
-    EXPECT_EQ(res, kCases[i].sent > kCases[i].capacity ? ncclInvalidUsage : ncclSuccess)
-        << "send " << i;
+    EXPECT_EQ(res, senderFails(kCases[i]) ? ncclInvalidUsage : ncclSuccess) << "send " << i;
   }
   EXPECT_TRUE(child.wait(30).succeeded());
   EXPECT_EQ(s.net().closeSend(sc), ncclSuccess);

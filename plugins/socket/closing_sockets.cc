@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+// sdk-socket: parked control sockets (closing_sockets.hpp).
+#include "closing_sockets.hpp"
+
+#include <linux/sockios.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+
+namespace ncclnet::socket {
+
+namespace {
+// Reads and drops what the receiver sent; true once its end is closed.
+bool receiverGone(int fd) {
+  char frames[4096];
+  for (;;) {
+    size_t moved = 0;
+    Io io = recvSome(fd, frames, sizeof(frames), &moved);
+    if (io == Io::Moved) continue;
+    return io != Io::WouldBlock;
+  }
+}
+
+// Bytes the kernel still holds for the receiver: sent but not acknowledged.
+int unacknowledged(int fd) {
+  int bytes = 0;
+  return ioctl(fd, SIOCOUTQ, &bytes) == 0 ? bytes : 0;
+}
+}  // namespace
+
+ClosingSockets::~ClosingSockets() {
+  auto deadline = std::chrono::steady_clock::now() + kFinalLinger;
+  for (Parked& p : parked_) {
+    int fd = p.fd.get();
+    while (!receiverGone(fd) && unacknowledged(fd) > 0 &&
+           std::chrono::steady_clock::now() < deadline) {
+      pollfd readable{fd, POLLIN, 0};
+      ::poll(&readable, 1, 5);
+    }
+  }
+}
+
+void ClosingSockets::park(Fd control) {
+  ::shutdown(control.get(), SHUT_WR);
+  std::lock_guard<std::mutex> lock(mutex_);
+  sweepLocked();
+  parked_.push_back(Parked{std::move(control), std::chrono::steady_clock::now()});
+}
+
+void ClosingSockets::sweep() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  sweepLocked();
+}
+
+size_t ClosingSockets::parked() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return parked_.size();
+}
+
+void ClosingSockets::sweepLocked() {
+  auto now = std::chrono::steady_clock::now();
+  auto done = std::remove_if(parked_.begin(), parked_.end(), [&](Parked& p) {
+    return receiverGone(p.fd.get()) || now - p.since > kParkedLimit;
+  });
+  parked_.erase(done, parked_.end());
+}
+
+}  // namespace ncclnet::socket
