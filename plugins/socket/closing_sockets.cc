@@ -12,15 +12,16 @@
 namespace ncclnet::socket {
 
 namespace {
-// Reads and drops what the receiver sent; true once its end is closed.
+// Reads and drops what the receiver sent (a bounded amount per call: a
+// receiver may keep announcing receives); true once its end is closed.
 bool receiverGone(int fd) {
   char frames[4096];
-  for (;;) {
+  for (int reads = 0; reads < 16; reads++) {
     size_t moved = 0;
     Io io = recvSome(fd, frames, sizeof(frames), &moved);
-    if (io == Io::Moved) continue;
-    return io != Io::WouldBlock;
+    if (io != Io::Moved) return io != Io::WouldBlock;
   }
+  return false;
 }
 
 // Bytes the kernel still holds for the receiver: sent but not acknowledged.
@@ -45,7 +46,10 @@ ClosingSockets::~ClosingSockets() {
 void ClosingSockets::park(Fd control) {
   ::shutdown(control.get(), SHUT_WR);
   std::lock_guard<std::mutex> lock(mutex_);
-  sweepLocked();
+  // Swept whenever the list doubled since the last sweep: NCCL closes all
+  // of a communicator's comms at once, and a sweep per close would cost a
+  // system call per parked socket each time.
+  if (parked_.size() >= std::max<size_t>(kSweepAtLeast, 2 * afterSweep_)) sweepLocked();
   parked_.push_back(Parked{std::move(control), std::chrono::steady_clock::now()});
 }
 
@@ -65,6 +69,7 @@ void ClosingSockets::sweepLocked() {
     return receiverGone(p.fd.get()) || now - p.since > kParkedLimit;
   });
   parked_.erase(done, parked_.end());
+  afterSweep_ = parked_.size();
 }
 
 }  // namespace ncclnet::socket

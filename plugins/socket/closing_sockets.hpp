@@ -34,8 +34,8 @@ class ClosingSockets {
   ClosingSockets(const ClosingSockets&) = delete;
   ClosingSockets& operator=(const ClosingSockets&) = delete;
 
-  // Shuts down the writing half of `control` and keeps it. Also closes the
-  // parked sockets whose receivers are gone.
+  // Shuts down the writing half of `control` and keeps it. From time to
+  // time (each time the list doubled) also sweeps.
   void park(Fd control);
   // Closes the parked sockets whose receivers closed (or reset) their end,
   // or that waited kParkedLimit.
@@ -49,8 +49,11 @@ class ClosingSockets {
   };
   void sweepLocked();
 
+  static constexpr size_t kSweepAtLeast = 16;
+
   mutable std::mutex mutex_;
   std::vector<Parked> parked_;
+  size_t afterSweep_ = 0;  // parked sockets the last sweep left
 };
 
 }  // namespace ncclnet::socket

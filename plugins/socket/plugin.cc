@@ -3,6 +3,7 @@
 #include <memory>
 #include <mutex>
 
+#include "closing_sockets.hpp"
 #include "config.hpp"
 #include "connect.hpp"
 #include "interfaces.hpp"
@@ -120,6 +121,10 @@ class SocketNet {
                    describe(error));
       return ncclInvalidUsage;
     }
+    // Parked control sockets of closed send comms are let go of here too
+    // (closing_sockets.hpp): a new connect comes when their receivers have
+    // had time to close.
+    config_.closingSockets->sweep();
     *out = std::make_unique<Connector>(h, config_, log_);
     return ncclSuccess;
   }

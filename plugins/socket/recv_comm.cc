@@ -17,7 +17,6 @@ namespace {
 constexpr size_t kDirectInlineBytes = 16 << 10;
 constexpr const char* kRecvStages[3] = {"waiting for the header", "header to last byte received",
                                         "last byte to test()"};
-constexpr size_t kSpareHeldBlocks = 64;
 // Clear-to-sends that only return credit wait for this many to go out
 // together (well below what the sender may have unpaired: kEagerMessages).
 constexpr size_t kDeferredFrames = 32;
@@ -357,12 +356,9 @@ bool RecvComm::hold(const DataHeader& h) {
   Held held;
   held.tag = h.tag;
   held.size = h.size;
-  if (!spareHeld_.empty()) {
-    held.bytes = std::move(spareHeld_.back());
-    spareHeld_.pop_back();
-  } else {
-    held.bytes.reset(new char[kEagerBytes]);
-  }
+  // Its own size: many tiny messages (NCCL's LL flags) must not each pin
+  // the largest an eager message can be.
+  if (h.size > 0) held.bytes.reset(new char[h.size]);
   held.arrived = h.size == 0;
   heldBytes_ += h.size;
   auto at = held_.insert(held_.end(), std::move(held));
@@ -418,7 +414,6 @@ void RecvComm::settleHeld(HeldList::iterator held) {
   } else if (!held->dropped) {
     return;  // still waits for its receive
   }
-  if (spareHeld_.size() < kSpareHeldBlocks) spareHeld_.push_back(std::move(held->bytes));
   held_.erase(held);
 }
 

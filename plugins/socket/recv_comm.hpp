@@ -98,10 +98,9 @@ class RecvComm {
   InlineTarget inline_;                // the inline payload being copied out of the control stream
   HeldList held_;                      // arrival order
   size_t heldBytes_ = 0;               // of messages no receive claimed yet
-  std::vector<std::unique_ptr<char[]>> spareHeld_;  // kEagerBytes each, for reuse
-  std::vector<char> discard_;                       // lands a truncated eager payload
-  std::vector<uint8_t> deferredCts_;                // clear-to-sends not queued yet (announce)
-  size_t deferredCredit_ = 0;                       // held bytes they return
+  std::vector<char> discard_;          // lands a truncated eager payload
+  std::vector<uint8_t> deferredCts_;   // clear-to-sends not queued yet (announce)
+  size_t deferredCredit_ = 0;          // held bytes they return
   // UNPACK mode (null: host mode, payload lands in NCCL's buffers).
   std::unique_ptr<unpack::Receiver> unpack_;
   uint64_t nextSeq_ = 0;

@@ -140,18 +140,18 @@ void SendComm::pump() {
   core_->driveStreams();
 }
 
-long long SendComm::takeBuffer(int tag) {
+bool SendComm::takeBuffer(int tag, size_t* capacity) {
   for (PostedRecv& p : posted_) {
     for (int i = 0; i < p.cts.n; i++) {
       if (!p.filled[i] && p.cts.tags[i] == tag) {
         p.filled[i] = true;
-        auto size = static_cast<long long>(p.cts.sizes[i]);
+        *capacity = p.cts.sizes[i];
         while (!posted_.empty() && posted_.front().complete()) posted_.pop_front();
-        return size;
+        return true;
       }
     }
   }
-  return -1;
+  return false;
 }
 
 // The contract's matching: each send, in posting order, takes the first
@@ -174,13 +174,13 @@ void SendComm::matchSends() {
     SendRequest* r = it->request;
     bool left = r == nullptr;
     if (std::find(waitingTags.begin(), waitingTags.end(), it->tag) == waitingTags.end()) {
-      long long capacity = takeBuffer(it->tag);
-      if (capacity >= 0) {
+      size_t capacity = 0;
+      if (takeBuffer(it->tag, &capacity)) {
         if (left) {
-          returnCredit(*it, static_cast<size_t>(capacity));
+          returnCredit(*it, capacity);
         } else {
           waitingForCts_--;
-          sendPaired(r, static_cast<size_t>(capacity));
+          sendPaired(r, capacity);
         }
         it = unpaired_.erase(it);
         continue;

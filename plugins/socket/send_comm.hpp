@@ -33,9 +33,9 @@ class SendComm {
   // (a frame per receive; the credit bounds how many pile up).
   bool wantsClearToSends() const;
   void matchSends();
-  // Pairs `tag` with the next receive buffer of that tag the peer announced;
-  // returns its size, or -1 when none is announced yet.
-  long long takeBuffer(int tag);
+  // Pairs `tag` with the next receive buffer of that tag the peer announced
+  // and gives its size; false when none is announced yet.
+  bool takeBuffer(int tag, size_t* capacity);
   struct Unpaired;
   // Whether `send` may leave now, before its clear-to-send.
   bool mayGoEager(const Unpaired& send) const;

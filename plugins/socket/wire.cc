@@ -144,7 +144,10 @@ bool decodeHeader(const uint8_t* in, DataHeader* out) {
   out->tag = get<int32_t>(in, 16);
   constexpr uint8_t kKnown = kFlagTruncated | kFlagInline | kFlagEager;
   bool eagerFits = !(out->flags & kFlagEager) || out->size <= kEagerBytes;
-  return (out->flags & ~kKnown) == 0 && eagerFits;
+  // A refused send carries no payload, and only a send that saw its
+  // clear-to-send can be refused.
+  bool truncatedAlone = !(out->flags & kFlagTruncated) || out->flags == kFlagTruncated;
+  return (out->flags & ~kKnown) == 0 && eagerFits && truncatedAlone;
 }
 
 void encodeCts(const ClearToSend& c, uint8_t* out) {

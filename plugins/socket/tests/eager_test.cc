@@ -117,6 +117,29 @@ TEST(Eager, CreditBoundsTheBytesAheadOfTheReceives) {
   }
 }
 
+// NCCL's LL protocol sends many tiny messages: the message count bounds
+// them too, and each held one costs its own size.
+TEST(Eager, TinyMessagesAreBoundedByCount) {
+  Pair p;
+  constexpr int kSends = static_cast<int>(kEagerMessages) + 40;
+  // Tested as they go (an eager send's request is free once reported).
+  std::vector<Message> sends;
+  int done = 0;
+  for (int i = 0; i < kSends; i++) {
+    sends.push_back(postSendOf(p.s, p.sc, i % 9, 1, i));
+    done += doneWithin(p.s, sends.back().request, 0.01) ? 1 : 0;
+  }
+  EXPECT_EQ(done, static_cast<int>(kEagerMessages));
+  for (int i = 0; i < kSends; i++) {
+    Message in = postRecvOf(p.s, p.rc, 64, 1);
+    int got = -1;
+    void* sending = i < static_cast<int>(kEagerMessages) ? nullptr : sends[i].request;
+    ASSERT_EQ(receiveWhileSending(p.s, in.request, &got, sending), ncclSuccess) << i;
+    EXPECT_EQ(got, i % 9);
+    EXPECT_EQ(checkPattern(in.bytes.data(), i % 9, i), "") << i;
+  }
+}
+
 // Sends of two tags, all held before any receive: each grouped receive takes
 // the oldest held message of each buffer's tag.
 TEST(Eager, HeldMessagesFillGroupedReceivesByTag) {

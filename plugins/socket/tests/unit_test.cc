@@ -167,6 +167,12 @@ TEST(Wire, HeaderAndCtsRoundTrip) {
   h.flags = 0x40;
   encodeHeader(h, bytes);
   EXPECT_FALSE(decodeHeader(bytes, &out));
+  h.flags = kFlagTruncated | kFlagInline;
+  encodeHeader(h, bytes);
+  EXPECT_FALSE(decodeHeader(bytes, &out));
+  h.flags = kFlagTruncated | kFlagEager;
+  encodeHeader(h, bytes);
+  EXPECT_FALSE(decodeHeader(bytes, &out));
 
   ClearToSend c;
   c.n = 8;
