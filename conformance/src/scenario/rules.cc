@@ -77,6 +77,9 @@ const std::vector<RuleInfo>& allRules() {
       RULE(FlushMakesVisible, MUST,
            "iflush returns NULL or a completable request; after it, GPU receives are visible"),
       RULE(IrecvConsumedAccepted, MUST, "irecvConsumed is accepted once per completed receive"),
+      RULE(SendsOutliveClose, MUST,
+           "a send reported done reaches its receive even when the sender closes its comm "
+           "first"),
       RULE(ThreadSafe, MUST, "calls may come from several threads at once"),
       RULE(ProfilerEventsWellFormed, MUST,
            "events given to NCCL's profiler callback have a known type and the handles NCCL reads"),

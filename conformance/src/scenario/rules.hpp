@@ -49,6 +49,7 @@ enum class Rule : int {
   CompletionReportsSizes = 35,
   FlushMakesVisible = 36,
   IrecvConsumedAccepted = 37,
+  SendsOutliveClose = 38,
   ThreadSafe = 40,
   ProfilerEventsWellFormed = 41,
   ReinitAfterLastFinalize = 42,

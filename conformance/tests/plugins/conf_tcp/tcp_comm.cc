@@ -14,6 +14,12 @@
 namespace conftcp {
 
 SendComm::~SendComm() {
+#ifdef CONF_TCP_DEFECT_RESETS_AT_CLOSE
+  // defect: the close resets the connection, dropping the bytes of sends
+  // that reported done but still sit in the kernel's queue
+  linger reset{1, 0};
+  setsockopt(fd_, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+#endif
   close(fd_);
 }
 RecvComm::~RecvComm() {
