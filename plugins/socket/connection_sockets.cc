@@ -40,7 +40,7 @@ ConnectionSockets::ConnectionSockets(Fd control, std::vector<Fd> data, Shape sha
 
 ConnectionSockets::~ConnectionSockets() {
   workers_.clear();  // joins: no thread touches a stream past this line
-  if (!receiving_ && shape_.closing && health_.ok()) shape_.closing->park(std::move(control_));
+  if (shape_.closing && health_.ok()) shape_.closing->park(std::move(control_));
 }
 
 void ConnectionSockets::queueControl(const void* bytes, size_t size) {
@@ -63,16 +63,14 @@ void ConnectionSockets::queueControlInPlace(const void* bytes, size_t size) {
 
 void ConnectionSockets::flushControl() {
   if (peerClosed_) {  // nobody reads clear-to-sends any more
-    txRanges_.clear();
-    tx_.clear();
-    txFrontSent_ = 0;
+    dropControlQueue();
     return;
   }
   // One sendmsg() takes headers and the inline payloads between them
   // straight from where they are.
   constexpr int kMaxRanges = 64;
   iovec ranges[kMaxRanges];
-  while (!txRanges_.empty() && health_.ok() && !peerClosed_) {
+  while (!txRanges_.empty() && health_.ok()) {
     int count = 0;
     for (auto it = txRanges_.begin(); it != txRanges_.end() && count < kMaxRanges; ++it) {
       const uint8_t* base = it->outside != nullptr ? it->outside : tx_.data() + it->offset;
@@ -111,6 +109,10 @@ void ConnectionSockets::onControlClosed(const char* call) {
     return;
   }
   peerClosed_ = true;
+  dropControlQueue();
+}
+
+void ConnectionSockets::dropControlQueue() {
   txRanges_.clear();
   tx_.clear();
   txFrontSent_ = 0;

@@ -34,8 +34,8 @@ struct Shape {
   // helper threads than nThreads when the plugin instance already runs
   // many (local: the ends need only agree on sockets).
   bool fitToCores = false;
-  // Where a sending end's control socket goes when the comm closes (null:
-  // it closes at once).
+  // Where a sending end's control socket goes when the comm closes (null,
+  // and always for a receiving end: it closes at once).
   std::shared_ptr<ClosingSockets> closing;
 };
 
@@ -157,6 +157,7 @@ class ConnectionSockets {
   // What a closed or reset control socket means for this end (see
   // fillControl).
   void onControlClosed(const char* call);
+  void dropControlQueue();
 };
 
 }  // namespace ncclnet::socket

@@ -295,14 +295,14 @@ bool RecvComm::onHeader(const DataHeader& h) {
     return false;
   }
   if (h.flags & kFlagTruncated) {
-    NCCLNET_WARN(health.log(),
-                 "%s: message truncated: the peer sent %llu bytes (tag %d) to a "
-                 "%zu-byte receive buffer; nothing was written, the receive fails with "
-                 "ncclInvalidUsage",
-                 health.what().c_str(), static_cast<unsigned long long>(h.size), h.tag,
-                 r->capacity[slot]);
-    fill(r, slot, 0, h.tag);
-    r->error = ncclInvalidUsage;
+    // The sender refused it against this buffer's size: nothing follows.
+    if (fill(r, slot, h.size, h.tag)) {
+      health.fail(ncclRemoteError,
+                  "a refused %llu-byte message (tag %d) would fit its %zu-byte buffer "
+                  "(protocol error)",
+                  static_cast<unsigned long long>(h.size), h.tag, r->capacity[slot]);
+      return false;
+    }
   } else if (!(h.flags & kFlagEager) && h.size > r->capacity[slot]) {
     // The sender checked this against the clear-to-send; reaching here
     // means a broken peer, and the only safe answer is to stop reading.

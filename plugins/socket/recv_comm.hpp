@@ -38,7 +38,7 @@ class RecvComm {
   struct Held {
     int tag = 0;
     size_t size = 0;
-    std::unique_ptr<char[]> bytes;     // kEagerBytes
+    std::unique_ptr<char[]> bytes;     // `size` bytes
     bool arrived = false;              // every payload byte is in `bytes`
     RecvRequest* claimedBy = nullptr;  // a receive took it while it arrived
     int slot = 0;

@@ -53,7 +53,7 @@ ncclResult_t SendComm::isend(void* data, size_t size, int tag, void** request) {
   r->size = size;
   r->tag = tag;
   if (timeline_.enabled()) r->postedNs = steadyNowNs();
-  if (waitingForCts_ == 0 && mayGoEager(Unpaired{r, tag, size})) {
+  if (waitingForCts_ == 0 && mayGoEager(size)) {
     sendEager(r);
     unpaired_.push_back(Unpaired{nullptr, tag, size});
   } else {
@@ -187,7 +187,7 @@ void SendComm::matchSends() {
       }
       waitingTags.push_back(it->tag);
     }
-    if (!left && !earlierWaits && mayGoEager(*it)) {
+    if (!left && !earlierWaits && mayGoEager(it->size)) {
       waitingForCts_--;
       sendEager(r);
       it->request = nullptr;
@@ -198,8 +198,8 @@ void SendComm::matchSends() {
   }
 }
 
-bool SendComm::mayGoEager(const Unpaired& send) const {
-  return send.size <= kEagerBytes && eagerUnpaired_ + send.size <= kEagerCredit &&
+bool SendComm::mayGoEager(size_t size) const {
+  return size <= kEagerBytes && eagerUnpaired_ + size <= kEagerCredit &&
          unpaired_.size() < kEagerMessages;
 }
 

@@ -36,9 +36,9 @@ class SendComm {
   // Pairs `tag` with the next receive buffer of that tag the peer announced
   // and gives its size; false when none is announced yet.
   bool takeBuffer(int tag, size_t* capacity);
+  // Whether a send of `size` bytes may leave now, before its clear-to-send.
+  bool mayGoEager(size_t size) const;
   struct Unpaired;
-  // Whether `send` may leave now, before its clear-to-send.
-  bool mayGoEager(const Unpaired& send) const;
   // Sends `r` before its clear-to-send. From here on it may report done:
   // its entry in unpaired_ keeps only its tag and size.
   void sendEager(SendRequest* r);

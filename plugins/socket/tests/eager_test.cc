@@ -244,12 +244,8 @@ TEST(EagerClose, MessagesOutliveTheSendersClose) {
   ASSERT_TRUE(child.started());
   Session s;
   ASSERT_TRUE(s.ok()) << s.error();
-  char handle[NCCL_NET_HANDLE_MAXSIZE];
-  void* lc = nullptr;
-  ASSERT_EQ(listenOn(s, handle, &lc), ncclSuccess);
-  ASSERT_TRUE(child.channel().send(handle, sizeof(handle)));
   void* rc = nullptr;
-  ASSERT_EQ(acceptFrom(s, lc, &rc), ncclSuccess);
+  ASSERT_EQ(listenAndAccept(s, child.channel(), &rc), ncclSuccess);
   char closed = 0;
   ASSERT_TRUE(child.channel().receive(&closed, 1));
   for (int i = 0; i < kLarge + kSmall; i++) {
@@ -270,7 +266,6 @@ TEST(EagerClose, MessagesOutliveTheSendersClose) {
   EXPECT_TRUE(child.channel().send(&finished, 1));
   EXPECT_TRUE(child.wait(30).succeeded());
   EXPECT_EQ(s.net().closeRecv(rc), ncclSuccess);
-  EXPECT_EQ(s.net().closeListen(lc), ncclSuccess);
 }
 
 }  // namespace
