@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "net_proof.hpp"
+
+#include <string_view>
+
+namespace nccldriver {
+
+namespace {
+
+constexpr size_t kMaxWarnings = 20;
+
+// "NET/sdk-socket/0/GDRDMA" -> network "sdk-socket"; other transports have
+// no network name.
+std::string networkOf(const std::string& via) {
+  if (via.rfind("NET/", 0) != 0) return "";
+  size_t end = via.find('/', 4);
+  return via.substr(4, end == std::string::npos ? std::string::npos : end - 4);
+}
+
+// The transport of a connection line: the word after " via ", or empty
+// when the line is no channel connection line.
+std::string connectionTransport(const std::string& line) {
+  size_t channel = line.find(" Channel ");
+  if (channel == std::string::npos || line.find(" -> ", channel) == std::string::npos) return "";
+  size_t via = line.find(" via ", channel);
+  if (via == std::string::npos) return "";
+  size_t start = via + 5;
+  size_t end = line.find_first_of(" \t\r", start);
+  return line.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+}  // namespace
+
+bool NetProof::proven() const {
+  return connections > 0 && viaExpected == connections && elsewhere.empty() &&
+         (expected.empty() || network == expected);
+}
+
+std::string NetProof::describe() const {
+  std::string target = expected.empty() ? "a network" : "NET/" + expected;
+  std::string text = std::to_string(viaExpected) + " of " + std::to_string(connections) +
+                     " channel connections via " + target;
+  if (connections == 0) text = "NCCL printed no channel connection (is NCCL_DEBUG=INFO lost?)";
+  for (const auto& [via, n] : elsewhere) text += "; " + std::to_string(n) + " via " + via;
+  if (!expected.empty() && network != expected)
+    text += network.empty() ? "; NCCL never said which network it used"
+                            : "; NCCL used network " + network;
+  if (gdr) text += "; GPUDirect RDMA";
+  return text;
+}
+
+NetProof proveNetwork(std::istream& log, const std::string& expected) {
+  NetProof p;
+  p.expected = expected;
+  std::string line;
+  while (std::getline(log, line)) {
+    size_t check = line.find("NET/check rule ");
+    if (check != std::string::npos) {
+      size_t colon = line.find(':', check);
+      bool caller =
+          colon != std::string::npos && colon >= 9 && line.compare(colon - 9, 9, " (caller)") == 0;
+      if (!caller)
+        p.violations.push_back(line);
+      else if (p.callerLines.size() < kMaxWarnings)
+        p.callerLines.push_back(line);
+      continue;
+    }
+    if (line.find("NCCL WARN") != std::string::npos && p.warnings.size() < kMaxWarnings)
+      p.warnings.push_back(line);
+    size_t using_ = line.find("Using network ");
+    if (using_ != std::string::npos) {
+      size_t start = using_ + 14;
+      size_t end = line.find_first_of(" \t\r", start);
+      p.network = line.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      continue;
+    }
+    std::string via = connectionTransport(line);
+    if (via.empty()) continue;
+    p.connections++;
+    std::string net = networkOf(via);
+    bool ok = expected.empty() ? !net.empty() : net == expected;
+    if (ok) {
+      p.viaExpected++;
+      if (via.find("/GDRDMA") != std::string::npos) p.gdr = true;
+    } else {
+      p.elsewhere[via]++;
+    }
+  }
+  return p;
+}
+
+NetProof mergeProofs(const std::vector<NetProof>& ranks) {
+  NetProof all;
+  if (ranks.empty()) return all;
+  all.expected = ranks.front().expected;
+  all.network = ranks.front().network;
+  for (const NetProof& r : ranks) {
+    if (r.network != all.network) all.network = all.network + "|" + r.network;
+    all.connections += r.connections;
+    all.viaExpected += r.viaExpected;
+    all.gdr = all.gdr || r.gdr;
+    for (const auto& [via, n] : r.elsewhere) all.elsewhere[via] += n;
+    all.violations.insert(all.violations.end(), r.violations.begin(), r.violations.end());
+    for (const std::string& c : r.callerLines)
+      if (all.callerLines.size() < kMaxWarnings) all.callerLines.push_back(c);
+    for (const std::string& w : r.warnings)
+      if (all.warnings.size() < kMaxWarnings) all.warnings.push_back(w);
+  }
+  return all;
+}
+
+}  // namespace nccldriver

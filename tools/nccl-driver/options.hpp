@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+// nccl-driver's command line: what to run (ops, sizes, ranks), against
+// which subjects (plugins or NCCL's own transports, each an environment)
+// for how many alternating rounds, and which fault to plant. The same
+// options reach every rank's process, which adds --worker and --run-dir.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collectives.hpp"
+
+namespace nccldriver {
+
+using EnvVar = std::pair<std::string, std::string>;
+
+// A subject: one way of running the job (a plugin, NCCL's Socket at some
+// setting), given as the environment its ranks get.
+struct Subject {
+  std::string name;
+  std::vector<EnvVar> env;
+  // The network NCCL must use on every channel: the subject's NCCL_NET,
+  // else --expect-net, else the caller's NCCL_NET; empty accepts any
+  // network (never P2P or SHM).
+  std::string expectedNetwork(const std::string& fallback) const;
+};
+
+struct Options {
+  int ranks = 2;
+  std::vector<Op> ops = allOps();
+  size_t minBytes = 8;
+  size_t maxBytes = size_t(256) << 20;
+  int factor = 4;  // sizes grow by this factor; maxBytes is always a point
+  int iters = 10;
+  int warmup = 2;
+  std::string expectNet;
+  std::vector<EnvVar> commonEnv;  // --env before the first --subject
+  std::vector<Subject> subjects;  // empty: one subject, "job", the caller's environment
+  int rounds = 1;
+  bool mps = false;
+  double timeoutSec = 600;  // a job's whole time, every rank's process included
+  std::string jsonPath;
+  std::string runDir;     // logs, id files and results; a fresh /tmp folder by default
+  bool sameHost = false;  // leave NCCL_HOSTID alone (real hosts, or 2 GPUs of one)
+  int initCycles = 0;     // init, one small all-reduce, destroy: this many times, then the ops
+  int killRank = -1;      // this rank dies by SIGKILL killAfterMs into its traffic
+  int killAfterMs = 500;
+  double errorBoundSec = 60;  // survivors of a killed rank must fail within this
+  int abortAfterMs = -1;      // every rank calls ncclCommAbort this far into its traffic
+  int worker = -1;            // set in a rank's own process: its rank
+  int workerIndex = 0;        // which job of the run the worker belongs to (its file names)
+
+  bool faultPlanted() const { return killRank >= 0 || abortAfterMs >= 0; }
+  // The sizes of one op's points, in order.
+  std::vector<size_t> sizes() const;
+  // The subjects to run, with the common environment in front of each.
+  std::vector<Subject> effectiveSubjects() const;
+};
+
+// Parses argv (argv[0] excluded). On error returns nullopt and sets `error`
+// to one line saying which argument and why.
+std::optional<Options> parseOptions(const std::vector<std::string>& args, std::string* error);
+
+const char* usageText();
+
+// "64K" -> 65536; K, M and G are powers of 1024. nullopt on anything else.
+std::optional<size_t> parseSize(const std::string& text);
+
+}  // namespace nccldriver

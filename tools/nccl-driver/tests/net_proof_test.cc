@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+// The proof on log lines in the formats NCCL 2.28 prints: src/transport/
+// net.cc sendSetup/recvSetup ("[send] via NET/%s/%d%s%s%s", suffixes
+// /GDRDMA, (PCI), /Shared), p2p.cc ("via P2P/..."), shm.cc ("Channel %02d :
+// ... via SHM/%s/%s", no connection index), init.cc ("Using network %s").
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "net_proof.hpp"
+
+namespace nccldriver {
+namespace {
+
+const char* kHeader =
+    "h:1:1 [0] NCCL INFO NET/Plugin: Loaded net plugin sdk-socket (v11)\n"
+    "h:1:1 [0] NCCL INFO Using network sdk-socket\n";
+
+NetProof prove(const std::string& log, const std::string& expected) {
+  std::istringstream in(log);
+  return proveNetwork(in, expected);
+}
+
+TEST(NetProof, EveryChannelThroughTheExpectedPluginIsProven) {
+  std::string log =
+      std::string(kHeader) +
+      "h:1:2 [0] NCCL INFO Channel 00/0 : 1[0] -> 0[0] [receive] via NET/sdk-socket/0\n"
+      "h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/sdk-socket/0\n"
+      "h:1:2 [0] NCCL INFO Channel 01/1 : 0[0] -> 1[0] [send] via NET/sdk-socket/0/Shared\n"
+      "h:1:2 [0] NCCL INFO Connected all rings, use ring PXN 0 GDR 0\n";
+  NetProof p = prove(log, "sdk-socket");
+  EXPECT_TRUE(p.proven()) << p.describe();
+  EXPECT_EQ(p.connections, 3);
+  EXPECT_EQ(p.network, "sdk-socket");
+  EXPECT_FALSE(p.gdr);
+  EXPECT_EQ(p.describe(), "3 of 3 channel connections via NET/sdk-socket");
+}
+
+TEST(NetProof, GdrSuffixIsSeen) {
+  NetProof p =
+      prove(std::string(kHeader) +
+                "x NCCL INFO Channel 02/0 : 0[0] -> 1[0] [send] via NET/sdk-socket/0/GDRDMA\n",
+            "sdk-socket");
+  EXPECT_TRUE(p.proven());
+  EXPECT_TRUE(p.gdr);
+}
+
+TEST(NetProof, P2pShmOrAnotherNetworkIsRefused) {
+  std::string log = std::string(kHeader) +
+                    "x NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/sdk-socket/0\n"
+                    "x NCCL INFO Channel 01/1 : 0[0] -> 1[1] via P2P/CUMEM/read\n"
+                    "x NCCL INFO Channel 02 : 0[0] -> 1[1] via SHM/direct/direct\n";
+  NetProof p = prove(log, "sdk-socket");
+  EXPECT_FALSE(p.proven());
+  EXPECT_EQ(p.elsewhere.at("P2P/CUMEM/read"), 1);
+  EXPECT_EQ(p.elsewhere.at("SHM/direct/direct"), 1);
+  EXPECT_NE(p.describe().find("1 of 3"), std::string::npos);
+
+  NetProof fallback = prove(
+      "x NCCL INFO Using network Socket\n"
+      "x NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0\n",
+      "sdk-socket");
+  EXPECT_FALSE(fallback.proven());
+  EXPECT_NE(fallback.describe().find("NCCL used network Socket"), std::string::npos);
+}
+
+TEST(NetProof, AnyNetworkWhenNoneIsExpectedButNeverP2p) {
+  EXPECT_TRUE(prove("x NCCL INFO Using network Socket\n"
+                    "x NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/Socket/0\n",
+                    "")
+                  .proven());
+  EXPECT_FALSE(prove("x NCCL INFO Channel 00/1 : 0[0] -> 1[1] via P2P/IPC\n", "").proven());
+}
+
+TEST(NetProof, ALogWithoutConnectionsProvesNothing) {
+  NetProof p = prove(kHeader, "sdk-socket");
+  EXPECT_FALSE(p.proven());
+  EXPECT_NE(p.describe().find("no channel connection"), std::string::npos);
+}
+
+TEST(NetProof, CheckerViolationsAndWarningsAreCollected) {
+  NetProof p = prove(std::string(kHeader) +
+                         "x NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/sdk-socket/0\n"
+                         "x NCCL WARN NET/check rule 35 CompletionReportsSizes: test reported 8\n"
+                         "x NCCL WARN NET/check rule 27 DeregMrReleases (caller): deregMr of "
+                         "mhandle #12 while 1 request(s) in flight use it | recvComm #6 (dev 0)\n"
+                         "x NCCL WARN something else\n",
+                     "sdk-socket");
+  ASSERT_EQ(p.violations.size(), 1u);
+  EXPECT_NE(p.violations[0].find("rule 35"), std::string::npos);
+  ASSERT_EQ(p.callerLines.size(), 1u) << "NCCL's own misuse is not the plugin's violation";
+  EXPECT_NE(p.callerLines[0].find("rule 27"), std::string::npos);
+  ASSERT_EQ(p.warnings.size(), 1u);
+  EXPECT_TRUE(p.proven());  // the network is proven; violations are judged apart
+}
+
+TEST(NetProof, MergedRanksMustAgreeOnTheNetwork) {
+  NetProof a = prove(std::string(kHeader) +
+                         "x NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/sdk-socket/0\n",
+                     "sdk-socket");
+  NetProof b = prove(
+      "x NCCL INFO Using network Socket\n"
+      "x NCCL INFO Channel 00/0 : 1[0] -> 0[0] [send] via NET/Socket/0\n",
+      "sdk-socket");
+  EXPECT_TRUE(mergeProofs({a, a}).proven());
+  NetProof m = mergeProofs({a, b});
+  EXPECT_FALSE(m.proven());
+  EXPECT_EQ(m.connections, 2);
+}
+
+}  // namespace
+}  // namespace nccldriver

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <gtest/gtest.h>
+
+#include "options.hpp"
+
+namespace nccldriver {
+namespace {
+
+Options parse(std::vector<std::string> args) {
+  std::string error;
+  std::optional<Options> o = parseOptions(args, &error);
+  EXPECT_TRUE(o) << error;
+  return o.value_or(Options{});
+}
+
+std::string refusal(std::vector<std::string> args) {
+  std::string error;
+  EXPECT_FALSE(parseOptions(args, &error));
+  return error;
+}
+
+TEST(Options, SubjectsTakeTheEnvAfterThemAndCommonEnvGoesFirst) {
+  Options o = parse({"--env", "NCCL_SOCKET_IFNAME=lo", "--subject", "ours", "--env",
+                     "NCCL_NET=sdk-socket", "--env", "FI_PROVIDER=tcp;ofi_rxm", "--subject", "nccl",
+                     "--env", "NCCL_NET=Socket", "--rounds", "5"});
+  std::vector<Subject> s = o.effectiveSubjects();
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].name, "ours");
+  ASSERT_EQ(s[0].env.size(), 3u);
+  EXPECT_EQ(s[0].env[0], (EnvVar{"NCCL_SOCKET_IFNAME", "lo"}));
+  EXPECT_EQ(s[0].env[2], (EnvVar{"FI_PROVIDER", "tcp;ofi_rxm"}));
+  EXPECT_EQ(s[0].expectedNetwork("x"), "sdk-socket");
+  EXPECT_EQ(s[1].expectedNetwork("x"), "Socket");
+  EXPECT_EQ(o.rounds, 5);
+}
+
+TEST(Options, WithoutSubjectsOneJobInTheCallersEnvironment) {
+  std::vector<Subject> s = parse({}).effectiveSubjects();
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].expectedNetwork("fallback"), "fallback");
+}
+
+TEST(Options, SizesGrowByTheFactorAndEndAtTheLargest) {
+  Options o = parse({"--min-bytes", "8", "--max-bytes", "1K", "--factor", "4"});
+  EXPECT_EQ(o.sizes(), (std::vector<size_t>{8, 32, 128, 512, 1024}));
+  EXPECT_EQ(parse({"--min-bytes", "1G", "--max-bytes", "1G"}).sizes(),
+            (std::vector<size_t>{size_t(1) << 30}));
+}
+
+TEST(Options, BadInputIsRefusedWithTheArgumentNamed) {
+  EXPECT_NE(refusal({"--ops", "allreduce,gossip"}).find("gossip"), std::string::npos);
+  EXPECT_NE(refusal({"--max-bytes", "2G"}).find("--max-bytes 2G"), std::string::npos);
+  EXPECT_NE(refusal({"--ranks", "1"}).find("--ranks"), std::string::npos);
+  EXPECT_NE(refusal({"--env", "NOEQUALS"}).find("VAR=VALUE"), std::string::npos);
+  EXPECT_NE(refusal({"--kill-rank", "2"}).find("no such rank"), std::string::npos);
+  EXPECT_NE(refusal({"--kill-rank", "1", "--abort-after-ms", "5"}).find("one fault"),
+            std::string::npos);
+  EXPECT_NE(refusal({"--min-bytes", "1M", "--max-bytes", "1K"}).find("larger"), std::string::npos);
+  EXPECT_NE(refusal({"--frobnicate", "1"}).find("unknown option --frobnicate"), std::string::npos);
+  EXPECT_NE(refusal({"--iters"}).find("needs a value"), std::string::npos);
+}
+
+TEST(Options, SizeSuffixes) {
+  EXPECT_EQ(parseSize("64K"), size_t(65536));
+  EXPECT_EQ(parseSize("3m"), size_t(3) << 20);
+  EXPECT_FALSE(parseSize("12Q"));
+  EXPECT_FALSE(parseSize("-5"));
+  EXPECT_FALSE(parseSize(""));
+}
+
+}  // namespace
+}  // namespace nccldriver
