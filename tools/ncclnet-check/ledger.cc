@@ -77,9 +77,9 @@ size_t Ledger::shardOf(const void* p) {
 }
 
 void Ledger::report(const CheckRule& rule, const CommState* comm, const RequestRecord* request,
-                    const std::string& what) {
+                    const std::string& what, Party party) {
   reporter_.violation(rule, comm ? comm->describe() : std::string(),
-                      request ? request->describe(coarseNow()) : std::string(), what);
+                      request ? request->describe(coarseNow()) : std::string(), what, party);
 }
 
 // ---- comms ---------------------------------------------------------------
@@ -121,13 +121,15 @@ std::shared_ptr<CommState> Ledger::find(void* comm, CommKind kind, const char* c
   if (state == nullptr) {
     report(rules::kGarbageHandlesRejected, nullptr, nullptr,
            std::string(call) + " on " + pointerText(comm) + ", which is not an open " +
-               commKindName(kind) + " of this plugin (never returned, or closed)");
+               commKindName(kind) + " of this plugin (never returned, or closed)",
+           Party::Caller);
     return nullptr;
   }
   if (state->kind != kind) {
     report(rules::kGarbageHandlesRejected, state.get(), nullptr,
            std::string(call) + " takes a " + commKindName(kind) + ", got a " +
-               commKindName(state->kind));
+               commKindName(state->kind),
+           Party::Caller);
     return nullptr;
   }
   return state;
@@ -138,7 +140,8 @@ std::shared_ptr<CommState> Ledger::findConnected(void* comm, const char* call) {
   if (state == nullptr || state->kind == CommKind::Listen) {
     report(rules::kGarbageHandlesRejected, state.get(), nullptr,
            std::string(call) + " on " + pointerText(comm) +
-               ", which is not an open sendComm or recvComm of this plugin");
+               ", which is not an open sendComm or recvComm of this plugin",
+           Party::Caller);
     return nullptr;
   }
   return state;
@@ -168,7 +171,8 @@ uint64_t Ledger::close(void* comm, CommKind kind, const char* call) {
   if (registered > 0) {
     report(rules::kDeregMrReleases, state.get(), nullptr,
            std::string(call) + " with " + std::to_string(registered) +
-               " mhandle(s) still registered: NCCL deregisters every buffer before it closes");
+               " mhandle(s) still registered: NCCL deregisters every buffer before it closes",
+           Party::Caller);
   }
   return state->id;
 }
@@ -214,11 +218,13 @@ uint64_t Ledger::beforeDereg(const std::shared_ptr<CommState>& comm, void* mhand
   if (uses < 0) {
     report(rules::kBadMhandlesRejected, comm.get(), nullptr,
            "deregMr of mhandle " + pointerText(mhandle) +
-               ", which regMr did not return on this comm (or it was deregistered)");
+               ", which regMr did not return on this comm (or it was deregistered)",
+           Party::Caller);
   } else if (uses > 0) {
     report(rules::kDeregMrReleases, comm.get(), nullptr,
            "deregMr of mhandle #" + std::to_string(id) + " while " + std::to_string(uses) +
-               " request(s) in flight use it");
+               " request(s) in flight use it",
+           Party::Caller);
   }
   return id;
 }
@@ -250,13 +256,15 @@ std::shared_ptr<CommState> Ledger::beforePost(void* comm, PostKind kind, int n,
   if (!unknown.empty()) {
     report(rules::kBadMhandlesRejected, state.get(), nullptr,
            std::string(call) + ": " + unknown +
-               ", which regMr did not return on this comm (or it was deregistered)");
+               ", which regMr did not return on this comm (or it was deregistered)",
+           Party::Caller);
   }
   if (kind != PostKind::Flush && inFlight >= state->limit) {
     report(rules::kInFlightLimits, state.get(), nullptr,
            std::string(call) + " with " + std::to_string(inFlight) +
                " requests already in flight: the contract promises the plugin at most " +
-               std::to_string(state->limit));
+               std::to_string(state->limit),
+           Party::Caller);
   }
   return state;
 }
@@ -313,7 +321,8 @@ TestTicket Ledger::beforeTest(void* request, Clock::time_point now) {
   report(rules::kCompletionReportsSizes, nullptr, nullptr,
          "test of request " + pointerText(request) +
              ", which is not in flight: never returned by isend/irecv/iflush, or already "
-             "reported done");
+             "reported done",
+         Party::Caller);
   return TestTicket{};
 }
 
@@ -405,11 +414,13 @@ uint64_t Ledger::consumed(void* recvComm, int n, void* request) {
            "irecvConsumed of request " + pointerText(request) +
                (inFlight ? ", which test has not reported done yet"
                          : ", which is not a completed receive of this comm (or was consumed "
-                           "already)"));
+                           "already)"),
+           Party::Caller);
   } else if (postedN != n) {
     report(rules::kIrecvConsumedAccepted, state.get(), nullptr,
            "irecvConsumed with n=" + std::to_string(n) +
-               " for a receive posted with n=" + std::to_string(postedN));
+               " for a receive posted with n=" + std::to_string(postedN),
+           Party::Caller);
   }
   return state->id;
 }

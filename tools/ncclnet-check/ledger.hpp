@@ -166,7 +166,7 @@ class Ledger {
   void release(const RequestRecord& r);                 // in-flight count and mhandle uses
   static void forgetOldestCompletion(CommState& comm);  // comm.mutex held
   void report(const CheckRule& rule, const CommState* comm, const RequestRecord* request,
-              const std::string& what);
+              const std::string& what, Party party = Party::Plugin);
 
   Reporter& reporter_;
   const bool trackConsumed_;

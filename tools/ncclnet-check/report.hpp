@@ -20,6 +20,11 @@
 
 namespace ncclnet::check {
 
+// Who broke the rule: the plugin, or whatever drives it (NCCL, a test).
+// A caller's line reads "rule N Name (caller): ...", so that a job's judge
+// can tell a plugin's defect from NCCL's own way of aborting (rule 51).
+enum class Party { Plugin, Caller };
+
 class Reporter {
  public:
   Reporter() = default;
@@ -31,10 +36,10 @@ class Reporter {
   void setLogger(Logger logger);
   void setAbortOnViolation(bool abort) { abortOnViolation_ = abort; }
 
-  // One WARN line: "rule N Name: what | comm | request". Empty comm or
-  // request parts are left out.
+  // One WARN line: "rule N Name: what | comm | request" ("rule N Name
+  // (caller): ..." for the caller's). Empty comm or request parts are left out.
   void violation(const CheckRule& rule, const std::string& comm, const std::string& request,
-                 const std::string& what);
+                 const std::string& what, Party party = Party::Plugin);
 
   uint64_t count() const { return count_.load(std::memory_order_relaxed); }
 

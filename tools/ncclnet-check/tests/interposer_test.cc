@@ -270,7 +270,7 @@ TEST_F(CheckedTestnet, TestAfterDoneIsRule35) {
   int done = 0;
   net().test(request, &done, nullptr);  // NCCL never does this
   EXPECT_EQ(countCaptured(NCCL_LOG_WARN,
-                          "NET/check rule 35 CompletionReportsSizes: test of "
+                          "NET/check rule 35 CompletionReportsSizes (caller): test of "
                           "request"),
             1);
 }

@@ -77,7 +77,8 @@ TEST_F(LedgerTest, CompletedRequestIsForgotten) {
   complete(r, {100});
   expectNoLine();
   EXPECT_FALSE(ledger_.beforeTest(r).known);
-  EXPECT_NE(onlyLine().find("rule 35 CompletionReportsSizes: test of request"), std::string::npos);
+  EXPECT_NE(onlyLine().find("rule 35 CompletionReportsSizes (caller): test of request"),
+            std::string::npos);
 }
 
 TEST_F(LedgerTest, RequestThatFailedIsForgotten) {
@@ -103,7 +104,8 @@ TEST_F(LedgerTest, RecvCommTakes32) {
   for (int i = 0; i < NCCL_NET_MAX_REQUESTS; i++) postRecv(&requests_[i]);
   expectNoLine();
   postRecv(&requests_[NCCL_NET_MAX_REQUESTS]);
-  EXPECT_NE(onlyLine().find("rule 28 InFlightLimits: irecv with 32 requests"), std::string::npos);
+  EXPECT_NE(onlyLine().find("rule 28 InFlightLimits (caller): irecv with 32 requests"),
+            std::string::npos);
 }
 
 TEST_F(LedgerTest, SendCommTakes32TimesMaxRecvs) {
@@ -114,7 +116,8 @@ TEST_F(LedgerTest, SendCommTakes32TimesMaxRecvs) {
   postSend(&requests_[4 * NCCL_NET_MAX_REQUESTS]);  // a completed one made room
   expectNoLine();
   postSend(&requests_[4 * NCCL_NET_MAX_REQUESTS + 1]);
-  EXPECT_NE(onlyLine().find("rule 28 InFlightLimits: isend with 128 requests"), std::string::npos);
+  EXPECT_NE(onlyLine().find("rule 28 InFlightLimits (caller): isend with 128 requests"),
+            std::string::npos);
 }
 
 TEST_F(LedgerTest, ReceiveSmallerThanPostedIsFine) {
@@ -162,7 +165,8 @@ TEST_F(LedgerTest, UnknownCommIsRule53) {
   connect();
   char stranger = 0;
   EXPECT_EQ(ledger_.beforePost(&stranger, PostKind::Send, 0, nullptr, "isend"), nullptr);
-  EXPECT_NE(onlyLine().find("rule 53 GarbageHandlesRejected: isend on"), std::string::npos);
+  EXPECT_NE(onlyLine().find("rule 53 GarbageHandlesRejected (caller): isend on"),
+            std::string::npos);
 }
 
 TEST_F(LedgerTest, CommOfTheWrongKindIsRule53) {
@@ -175,7 +179,7 @@ TEST_F(LedgerTest, MhandleOfAnotherCommIsRule54) {
   connect();
   void* mhandle = &recvMr_;  // registered on the recvComm
   ledger_.beforePost(&send_, PostKind::Send, 1, &mhandle, "isend");
-  EXPECT_NE(onlyLine().find("rule 54 BadMhandlesRejected: isend: buffer 0 has mhandle"),
+  EXPECT_NE(onlyLine().find("rule 54 BadMhandlesRejected (caller): isend: buffer 0 has mhandle"),
             std::string::npos);
 }
 
@@ -183,8 +187,9 @@ TEST_F(LedgerTest, DeregOfAnMhandleInUseIsRule27) {
   connect();
   void* r = postSend(&requests_[0]);
   ledger_.beforeDereg(sendComm_, &sendMr_);
-  EXPECT_NE(onlyLine().find("rule 27 DeregMrReleases: deregMr of mhandle #1 while 1 request(s)"),
-            std::string::npos);
+  EXPECT_NE(
+      onlyLine().find("rule 27 DeregMrReleases (caller): deregMr of mhandle #1 while 1 request(s)"),
+      std::string::npos);
   complete(r, {100});
   ledger_.beforeDereg(sendComm_, &sendMr_);
   expectNoLine();
@@ -209,7 +214,7 @@ TEST_F(LedgerTest, CloseWithRegistrationsIsRule27AndForgetsTheComm) {
   connect();
   postSend(&requests_[0]);
   EXPECT_NE(ledger_.close(&send_, CommKind::Send, "closeSend"), 0u);
-  EXPECT_NE(onlyLine().find("rule 27 DeregMrReleases: closeSend with 1 mhandle(s)"),
+  EXPECT_NE(onlyLine().find("rule 27 DeregMrReleases (caller): closeSend with 1 mhandle(s)"),
             std::string::npos);
   EXPECT_TRUE(ledger_.outstanding(Clock::now()).empty()) << "its requests are dropped";
   EXPECT_EQ(ledger_.find(&send_, CommKind::Send, "isend"), nullptr);
@@ -220,7 +225,7 @@ TEST_F(LedgerTest, IrecvConsumedOncePerCompletedReceive) {
   connect();
   void* r = postRecv(&requests_[0], 2);
   ledger_.consumed(&recv_, 2, r);
-  EXPECT_NE(onlyLine().find("rule 37 IrecvConsumedAccepted: irecvConsumed of request"),
+  EXPECT_NE(onlyLine().find("rule 37 IrecvConsumedAccepted (caller): irecvConsumed of request"),
             std::string::npos);
   complete(r, {1, 2});
   postRecv(r, 2);  // the plugin recycles the request before NCCL consumes it
