@@ -218,6 +218,7 @@ PluginInfo probePlugin(const std::string& plugin, const std::optional<std::strin
   info.devicesJson = in.str();
   Capabilities& caps = info.capabilities;
   caps.version = info.selectedVersion;
+  caps.exported = info.exported;
   caps.ptrSupport = static_cast<int>(in.u32());
   caps.maxRecvs = static_cast<int>(in.u32());
   caps.netDeviceType = static_cast<int>(in.u32());

@@ -24,6 +24,7 @@ double scaledDeadline(const RunConfig& config, const std::string& scenario) {
   const Scenario* s = findScenario(scenario);
   if (s != nullptr && s->rule == Rule::PeerDeathSurfaces)
     seconds = std::max(seconds, config.profile.peerDeathSec + 15);
+  if (s != nullptr) seconds = std::max(seconds, s->minDeadlineSec);
   return seconds * config.profile.timeScale;
 }
 

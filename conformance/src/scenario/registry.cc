@@ -22,6 +22,7 @@ const std::vector<Scenario>& catalogue() {
     addCloseScenarios(out);
     addFaultScenarios(out);
     addReplayScenarios(out);
+    addNcclScenarios(out);
     return out;
   }();
   return all;

@@ -41,6 +41,10 @@ struct Scenario {
   // Each rank runs in a process image of its own (fork, then exec), not a
   // fork of the coordinator, which keeps the plugin's dependencies loaded.
   bool freshProcess = false;
+  // The least deadline it gets, before the time scale: a profile's
+  // deadline may lengthen it, never shorten it (real NCCL jobs take longer
+  // than any profile's default).
+  double minDeadlineSec = 0;
 
   std::string fullName() const { return std::string(area) + "." + name; }
 };
@@ -65,5 +69,6 @@ void addTransportScenarios(std::vector<Scenario>& out);
 void addCloseScenarios(std::vector<Scenario>& out);
 void addFaultScenarios(std::vector<Scenario>& out);
 void addReplayScenarios(std::vector<Scenario>& out);
+void addNcclScenarios(std::vector<Scenario>& out);
 
 }  // namespace conformance

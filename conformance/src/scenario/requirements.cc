@@ -6,6 +6,7 @@
 #include "ncclnet/cuda_driver.hpp"
 #include "scenario/check.hpp"
 #include "scenario/ctx.hpp"
+#include "scenario/nccl_job.hpp"
 
 namespace conformance {
 
@@ -37,9 +38,10 @@ GpuFacts GpuFacts::ofThisProcess() {
 Capabilities capabilitiesOf(Ctx& c, const Requirements& needs) {
   Capabilities caps;
   // --device cuda: the transport's device peer sets CUDA up first as well.
-  if (needs.cudaMemory || needs.dmaBuf || c.profile().device == "cuda")
+  if (needs.cudaMemory || needs.dmaBuf || needs.ncclJob || c.profile().device == "cuda")
     caps.gpus = GpuFacts::ofThisProcess();
   caps.version = c.version();
+  caps.exported = c.plugin().exportedVersions();
   const ncclNetProperties_v12_t& p = c.props();
   caps.ptrSupport = p.ptrSupport;
   caps.maxRecvs = p.maxRecvs;
@@ -49,8 +51,33 @@ Capabilities capabilitiesOf(Ctx& c, const Requirements& needs) {
 }
 
 bool asksThePlugin(const Requirements& needs) {
-  return needs.groupedReceives || needs.unpackDevice || needs.cudaMemory || needs.dmaBuf;
+  return needs.groupedReceives || needs.unpackDevice || needs.cudaMemory || needs.dmaBuf ||
+         needs.ncclJob;
 }
+
+namespace {
+
+// A real NCCL job needs a GPU and the driver, and runs once per plugin:
+// NCCL takes one table, whatever --abi lists.
+std::optional<std::string> unmetNcclJob(const Capabilities& caps) {
+  if (!caps.gpus.available)
+    return "requires a real NCCL job: no GPU: CUDA driver " + caps.gpus.whyNot;
+  NcclJobHost host = findNcclJobHost();
+  if (!host.usable()) return "requires a real NCCL job: " + host.whyNot;
+  int taken = host.abiTaken(caps.exported);
+  if (taken == 0)
+    return format(
+        "requires a real NCCL job: NCCL %s takes ncclNetPlugin_v%d or older, and the "
+        "plugin exports none of them",
+        host.ncclVersion.c_str(), host.newestAbi);
+  if (caps.version != taken)
+    return format(
+        "a real NCCL job runs once, through the table NCCL %s takes (v%d); this run is v%d",
+        host.ncclVersion.c_str(), taken, caps.version);
+  return std::nullopt;
+}
+
+}  // namespace
 
 std::optional<std::string> unmetRequirement(const Requirements& needs, const Capabilities& caps,
                                             int firstRank, int ranks) {
@@ -65,6 +92,9 @@ std::optional<std::string> unmetRequirement(const Requirements& needs, const Cap
   if (needs.unpackDevice && deviceType != NCCL_NET_DEVICE_UNPACK)
     return format("requires an UNPACK device: netDeviceType is %d through ABI v%d", deviceType,
                   caps.version);
+  if (needs.ncclJob) {
+    if (auto unmet = unmetNcclJob(caps)) return unmet;
+  }
   if (!needs.cudaMemory && !needs.dmaBuf) return std::nullopt;
   if (!caps.gpus.available)
     return "requires CUDA device memory: no GPU: CUDA driver " + caps.gpus.whyNot;

@@ -23,6 +23,9 @@ struct Requirements {
   bool unpackDevice = false;     // netDeviceType UNPACK (v7+ tables)
   bool cudaMemory = false;       // a CUDA GPU and a plugin that advertises NCCL_PTR_CUDA
   bool dmaBuf = false;           // cudaMemory, NCCL_PTR_DMABUF, regMrDmaBuf and a GPU that exports
+  // A real NCCL job (scenario/nccl_job.hpp): a GPU, nccl-driver and its
+  // NCCL; run once, through the table that NCCL takes.
+  bool ncclJob = false;
 };
 
 // The CUDA driver of one host, as a rank opens it (ncclnet/cuda_driver.hpp).
@@ -43,6 +46,7 @@ struct Capabilities {
   int maxRecvs = 1;
   int netDeviceType = 0;  // NCCL_NET_DEVICE_HOST
   bool regMrDmaBuf = false;
+  std::vector<int> exported;  // every ncclNetPlugin_vN the library exports
   GpuFacts gpus;
 };
 

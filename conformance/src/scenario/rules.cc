@@ -99,6 +99,9 @@ const std::vector<RuleInfo>& allRules() {
            "the real peer out"),
       RULE(FailedConnectIsolated, SHOULD,
            "a connect that cannot succeed harms only its own comm: later connects still work"),
+      RULE(NcclJobsSucceed, MUST,
+           "real NCCL jobs over the plugin end with exact results, every channel through it, in "
+           "bounded time"),
   };
   return rules;
 }

@@ -61,6 +61,7 @@ enum class Rule : int {
   BadMhandlesRejected = 54,
   StrayConnectionsIgnored = 55,
   FailedConnectIsolated = 56,
+  NcclJobsSucceed = 60,
 };
 
 enum class Severity { Must, Should };
