@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The whole GPU run, on a machine with 2 GPUs, from a tree staged by
+# The whole GPU run, on a machine with one GPU or more, from a tree staged by
 # scripts/gpu/stage.sh. Writes logs, summary.txt and report.json to $OUT.
 #
 #   scripts/gpu/run_all.sh STAGE_DIR
 #
-# PARTS picks what runs (default "tests transport nccl socket"):
+# PARTS picks what runs (default "tests transport nccl compare"):
 #   tests      the GPU unit tests (CUDA driver loader, softverbs and sdk-ib on
 #              GPU memory, the reference transport's CUDA device peer), with
 #              NCCLNET_REQUIRE_GPU=1 so that nothing skips for want of a GPU
@@ -16,15 +16,21 @@
 #   nccl       sdk-socket in UNPACK mode, sdk-ofi and sdk-ib inside real NCCL
 #              (sdk-ib also with GPUDirect through softverbs' DMA-BUF), every
 #              result checked
-#   socket     sdk-socket inside NCCL next to NCCL's Socket (default and
-#              tuned); OURS adds sdk-socket variants (nccl_socket_compare.sh)
-#   spread     sdk-socket and NCCL's Socket (2x4) in alternating runs at
-#              several channel counts, medians compared (nccl_socket_spread.sh;
-#              not in the default PARTS: about 4 minutes)
+#   compare    every plugin, the checker around sdk-socket and NCCL's Socket
+#              (default and 4x4) inside NCCL in alternating rounds, MPS on
+#              (nccl_compare.sh; SUBJECTS, ROUNDS, MAX_BYTES pick; about 8
+#              minutes)
 #   check      ncclnet-check wrapped around every bundled plugin (--device cuda)
 #              and aws-ofi-nccl from STAGE_DIR/interop (CPU and cuda), driven
 #              by the conformance suite; a violation fails the run (not in
 #              the default PARTS)
+#   e2e        ncclnet-conformance's Nccl tier for every bundled plugin: real
+#              NCCL jobs, one process per rank with its own NCCL_HOSTID, the
+#              checker around the plugin (E2E_PLUGINS picks among sdk-socket
+#              sdk-ofi sdk-ib; E2E_FILTER narrows the scenarios, a gtest
+#              pattern after "*/Nccl."; not in the default PARTS)
+#   truth      what real NCCL does with every broken conf-tcp build
+#              (scripts/gpu/ground_truth.sh; not in the default PARTS)
 #   interop    the interop matrix (scripts/interop/run_matrix.sh, one GPU):
 #              our suite against aws-ofi-nccl and NCCL's example plugin,
 #              aws-ofi-nccl's functional tests against our plugins; needs
@@ -34,7 +40,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 stage=$(realpath "${1:-$root/.gpu-stage}")
-PARTS=${PARTS:-"tests transport nccl socket"}
+PARTS=${PARTS:-"tests transport nccl compare"}
 OUT=${OUT:-$(mktemp -d /tmp/ncclnet-gpu.XXXXXX)}
 mkdir -p "$OUT"
 export OUT
@@ -61,12 +67,17 @@ fi
 build=$stage
 export LD_LIBRARY_PATH="$stage/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 softverbs=$build/sdk/testing/devices/softverbs/libsoftverbs.so
+# The NCCL that nccl-driver runs: PyTorch's wheel (the newest here) unless
+# NCCL_LIB names a folder; else whatever the loader finds.
+NCCL_LIB=${NCCL_LIB:-$(python3 -c 'import nvidia.nccl; print(list(nvidia.nccl.__path__)[0] + "/lib")' 2>/dev/null)}
+[ -n "$NCCL_LIB" ] && export LD_LIBRARY_PATH="$NCCL_LIB:$LD_LIBRARY_PATH"
 
 {
   echo "== machine"
   nvidia-smi -L
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1
   ldconfig -p | grep -E "libnccl.so|libfabric.so|libibverbs.so" | head -5
+  echo "nccl-driver: $("$build/tools/nccl-driver/nccl-driver" --probe 2>&1 | tr "\n" " ")"
 } 2>&1 | tee -a "$summary"
 
 if want tests; then
@@ -175,74 +186,95 @@ if want check; then
   checked aws-ofi-nccl-cuda "$aws" cuda "${aws_env[@]}"
 fi
 
-# One plugin in NCCL: run nccl-driver and prove the plugin carried the traffic.
-plugin_run() {  # NAME PLUGIN_SO NCCL_NET_NAME PROOF_REGEX [VAR=VALUE ...]
-  local name=$1 so=$2 net=$3 proof=$4
-  shift 4
+# One plugin in NCCL: nccl-driver runs 2 ranks, one process each with its
+# own NCCL_HOSTID, checks every result and proves from NCCL's log that the
+# plugin carried every channel; GREP adds a line the ranks' logs must hold.
+plugin_run() {  # NAME PLUGIN_SO NCCL_NET_NAME [VAR=VALUE ...]
+  local name=$1 so=$2 net=$3
+  shift 3
   if [ ! -e "$so" ]; then
     note "$name: not built, skipped"
     return
   fi
-  note "== $name in NCCL"
   local log=$OUT/nccl-$name.log
-  if timeout 300 env NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_DEBUG=INFO \
-      NCCL_DEBUG_SUBSYS=INIT,NET,ENV NCCL_NET_PLUGIN_REF_COUNT=1 \
-      NCCL_NET_PLUGIN="$so" NCCL_NET="$net" "$@" \
-      "$build/tools/nccl-driver/nccl-driver" --max-bytes "${MAX_BYTES:-64M}" --iters 5 >"$log" 2>&1 &&
-      grep -q '^SUMMARY ok' "$log"; then
-    note "$name: results correct"
+  if timeout 300 env NCCL_SOCKET_IFNAME=lo NCCL_NET_PLUGIN_REF_COUNT=1 NCCL_NET_PLUGIN="$so" \
+      NCCL_NET="$net" "$@" "$build/tools/nccl-driver/nccl-driver" --max-bytes "${MAX_BYTES:-64M}" \
+      --iters 5 --run-dir "$OUT/nccl-$name" >"$log" 2>&1; then
+    note "$name: $(grep -E "^PASS " "$log" | head -1)"
   else
-    note "$name: FAILED (see nccl-$name.log)"
-    tail -15 "$log" >>"$summary"
+    note "$name: FAILED: $(grep -E "^FAIL " "$log" | head -1)"
     status=1
   fi
-  grep -m1 -E "Using network $net" "$log" >>"$summary" || { note "$name: NCCL did not use $net"; status=1; }
-  if ! grep -m2 -E "$proof" "$log" >>"$summary"; then
-    note "$name: no channel line matches '$proof'"
-    status=1
-  fi
-  awk '$1=="RESULT" && ($2=="allreduce" || $2=="sendrecv") {print}' "$log" | tail -6 >>"$summary"
+  awk '$1=="RESULT" && ($2=="allreduce" || $2=="sendrecv") {print}' "$log" | tail -4 >>"$summary"
 }
 
 if want nccl; then
+  note "== every plugin inside real NCCL"
   # UNPACK: NCCL's own receive kernels unpack sdk-socket's bounce pages.
   plugin_run sdk-socket-unpack "$build/plugins/socket/libnccl-net-sdk-socket.so" sdk-socket \
-    "via NET/sdk-socket" NCCL_SOCKET_IFNAME=lo NCCLNET_SOCKET_UNPACK=1 NCCL_PROTO=Simple
-  if ! grep -m1 "NCCL_NET_DEVICE_UNPACK net plugin version 7" "$OUT/nccl-sdk-socket-unpack.log" \
+    NCCLNET_SOCKET_UNPACK=1 NCCL_PROTO=Simple
+  if ! grep -h -m1 "NCCL_NET_DEVICE_UNPACK net plugin version 7" "$OUT"/nccl-sdk-socket-unpack/*.log \
       >>"$summary"; then
     note "sdk-socket-unpack: NCCL did not take the UNPACK device"
     status=1
   fi
-  plugin_run sdk-ofi "$build/plugins/ofi/libnccl-net-sdk-ofi.so" sdk-ofi "via NET/sdk-ofi" \
+  plugin_run sdk-ofi "$build/plugins/ofi/libnccl-net-sdk-ofi.so" sdk-ofi \
     FI_PROVIDER="tcp;ofi_rxm" FI_TCP_IFACE=lo NCCLNET_OFI_DOMAINS=lo
-  plugin_run sdk-ib "$build/plugins/ib/libnccl-net-sdk-ib.so" sdk-ib "via NET/sdk-ib" \
+  plugin_run sdk-ib "$build/plugins/ib/libnccl-net-sdk-ib.so" sdk-ib \
     NCCL_IBVERBS_LIB="$softverbs" NCCL_NET_GDR_LEVEL=LOC
   # GPUDirect: softverbs has no PCI path, so NCCL is told the NIC is close
   # enough (SYS); receives land in GPU memory through DMA-BUF registrations.
-  plugin_run sdk-ib-gdr "$build/plugins/ib/libnccl-net-sdk-ib.so" sdk-ib "via NET/sdk-ib/[0-9]+/GDRDMA" \
+  plugin_run sdk-ib-gdr "$build/plugins/ib/libnccl-net-sdk-ib.so" sdk-ib \
     NCCL_IBVERBS_LIB="$softverbs" NCCL_NET_GDR_LEVEL=SYS NCCL_NET_GDR_READ=1
-fi
-
-if want socket; then
-  note "== sdk-socket vs NCCL Socket"
-  if timeout 560 "$here/nccl_socket_compare.sh" "$build" >"$OUT/socket_compare.txt" 2>&1; then
-    note "socket compare: ok"
-  else
-    note "socket compare: FAILED"
+  if ! grep -q "GPUDirect RDMA" "$OUT/nccl-sdk-ib-gdr.log"; then
+    note "sdk-ib-gdr: NCCL did not use GPUDirect RDMA"
     status=1
   fi
-  tail -40 "$OUT/socket_compare.txt" >>"$summary"
 fi
 
-if want spread; then
-  note "== sdk-socket vs NCCL Socket: alternating runs, channel counts"
-  if timeout 560 "$here/nccl_socket_spread.sh" "$build" >"$OUT/socket_spread.txt" 2>&1; then
-    note "socket spread: ok"
+if want compare; then
+  note "== inside real NCCL, side by side (scripts/gpu/nccl_compare.sh, MPS on)"
+  if timeout 580 "$here/nccl_compare.sh" "$build" "$OUT/compare" >"$OUT/compare.txt" 2>&1; then
+    note "compare: every job passed"
   else
-    note "socket spread: FAILED"
+    note "compare: FAILED"
     status=1
   fi
-  grep -vE "^logs:" "$OUT/socket_spread.txt" >>"$summary"
+  grep -vE "^(RESULT|PASS) " "$OUT/compare.txt" >>"$summary"
+fi
+
+if want e2e; then
+  note "== Nccl tier: real NCCL jobs over each plugin, checker around it"
+  tier() {  # NAME PLUGIN PROFILE [VAR=VALUE ...]
+    local name=$1 plugin=$2 profile=$3
+    shift 3
+    local json=$OUT/e2e-$name.json
+    timeout 590 env NCCL_SOCKET_IFNAME=lo "$@" "$build/conformance/ncclnet-conformance" \
+      --plugin "$plugin" --profile "$root/conformance/profiles/$profile" --abi v11 \
+      --gtest_filter="*/Nccl.${E2E_FILTER:-*}" --json "$json" >"$OUT/e2e-$name.log" 2>&1 || status=1
+    note "$name: $(grep -E "^(PASS|FAIL)" "$OUT/e2e-$name.log" | tail -1)"
+    python3 - "$json" <<'PY' >>"$summary" 2>&1 || true
+import json, sys
+for s in json.load(open(sys.argv[1]))["scenarios"]:
+    if s.get("abi") != 11: continue
+    text = s.get("reason") or "; ".join(s.get("notes", []))
+    print("   %-7s %-24s %5.1f s  %s" % (s["verdict"], s["scenario"], s.get("seconds", 0), text[:220]))
+PY
+  }
+  for p in ${E2E_PLUGINS:-sdk-socket sdk-ofi sdk-ib}; do
+    case $p in
+      sdk-socket) tier sdk-socket "$build/plugins/socket/libnccl-net-sdk-socket.so" sdk-socket.yaml ;;
+      sdk-ofi) tier sdk-ofi "$build/plugins/ofi/libnccl-net-sdk-ofi.so" sdk-ofi.yaml ;;
+      sdk-ib) tier sdk-ib "$build/plugins/ib/libnccl-net-sdk-ib.so" sdk-ib-softverbs.yaml \
+        NCCL_IBVERBS_LIB="$softverbs" ;;
+    esac
+  done
+fi
+
+if want truth; then
+  note "== ground truth: real NCCL over each broken conf-tcp build"
+  "$here/ground_truth.sh" "$build" "$OUT/truth" ${TRUTH_BUILDS:-} >/dev/null 2>&1
+  cat "$OUT/truth/truth.txt" >>"$summary"
 fi
 
 if want interop; then

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Performance inside real NCCL, side by side: nccl-driver runs every
+# subject in alternating rounds (one process per rank, its own NCCL_HOSTID,
+# so every byte crosses the transport under test), with an MPS daemon so
+# that the ranks sharing one GPU do not time-slice it, and prints medians,
+# spreads and round-by-round ratios against the first subject.
+#
+#   scripts/gpu/nccl_compare.sh BUILD_DIR OUT_DIR
+#
+# SUBJECTS picks (default: every one below that is built); ROUNDS (5),
+# OPS (allreduce,sendrecv), MIN_BYTES (1M), MAX_BYTES (1G), ITERS (5).
+# aws-ofi-nccl joins when STAGE_DIR/interop has it (scripts/interop/build.sh).
+set -uo pipefail
+build=$(realpath "$1")
+out=$2
+mkdir -p "$out"
+driver=$build/tools/nccl-driver/nccl-driver
+socket=$build/plugins/socket/libnccl-net-sdk-socket.so
+ofi=$build/plugins/ofi/libnccl-net-sdk-ofi.so
+ib=$build/plugins/ib/libnccl-net-sdk-ib.so
+softverbs=$build/sdk/testing/devices/softverbs/libsoftverbs.so
+checker=$build/tools/ncclnet-check/libnccl-net-sdk-check.so
+aws=$build/interop/aws-ofi-nccl/lib/libnccl-net-ofi.so
+ofi_env=(--env "FI_PROVIDER=tcp;ofi_rxm" --env FI_TCP_IFACE=lo --env NCCLNET_OFI_DOMAINS=lo)
+
+args=(--mps --rounds "${ROUNDS:-5}" --ops "${OPS:-allreduce,sendrecv}"
+      --min-bytes "${MIN_BYTES:-1M}" --max-bytes "${MAX_BYTES:-1G}" --factor 4
+      --iters "${ITERS:-5}" --warmup 1 --timeout 120 --run-dir "$out/runs" --json "$out/compare.json"
+      # Every subject: loopback, and the plugin kept loaded across comms.
+      --env NCCL_SOCKET_IFNAME=lo --env NCCL_NET_PLUGIN_REF_COUNT=1)
+subject() {  # NAME [--env VAR=VALUE ...]
+  local name=$1
+  shift
+  [[ " ${SUBJECTS:-$name} " == *" $name "* ]] || return 0
+  args+=(--subject "$name" "$@")
+}
+[ -e "$socket" ] && subject sdk-socket --env NCCL_NET_PLUGIN="$socket" --env NCCL_NET=sdk-socket
+subject nccl-socket --env NCCL_NET_PLUGIN=none --env NCCL_NET=Socket
+subject nccl-socket-4x4 --env NCCL_NET_PLUGIN=none --env NCCL_NET=Socket \
+  --env NCCL_SOCKET_NTHREADS=4 --env NCCL_NSOCKS_PERTHREAD=4
+[ -e "$socket" ] && [ -e "$checker" ] && subject sdk-socket-checked --env NCCL_NET_PLUGIN="$checker" \
+  --env NCCLNET_CHECK_PLUGIN="$socket" --env NCCL_NET=sdk-socket
+[ -e "$ofi" ] && subject sdk-ofi --env NCCL_NET_PLUGIN="$ofi" --env NCCL_NET=sdk-ofi "${ofi_env[@]}"
+[ -e "$aws" ] && subject aws-ofi-nccl --env NCCL_NET_PLUGIN="$aws" --env NCCL_NET=Libfabric \
+  --env "FI_PROVIDER=tcp;ofi_rxm" --env FI_TCP_IFACE=lo --env OFI_NCCL_EXCLUDE_TCP_IF=docker0 \
+  --env OFI_NCCL_PROTOCOL=SENDRECV
+[ -e "$ib" ] && subject sdk-ib --env NCCL_NET_PLUGIN="$ib" --env NCCL_NET=sdk-ib \
+  --env NCCL_IBVERBS_LIB="$softverbs" --env NCCL_NET_GDR_LEVEL=LOC
+echo "nccl-driver ${args[*]}" >"$out/command.txt"
+"$driver" "${args[@]}"
