@@ -4,7 +4,9 @@
 # suite's own test plugins, conformance/tests/CMakeLists.txt): every build
 # runs one nccl-driver job (every op, 8 B to 4 MiB, so NCCL's LL, LL128
 # and Simple protocols all carry traffic), the builds whose defect is about
-# a dead peer also one job with a rank killed mid-traffic. No checker: this
+# a dead peer also one job with a rank killed mid-traffic, and the builds
+# whose defect needs a job that goes wrong (a size mismatch, a rank that
+# destroys first) that job, beside the correct build. No checker: this
 # is NCCL's own verdict, to set beside the suite's (docs/conformance.md,
 # "Ground truth").
 #
@@ -37,9 +39,20 @@ job() {  # BUILD JOB_NAME [nccl-driver options]
 }
 for name in "$@"; do
   job "$name" ops --min-bytes 8 --max-bytes 4M --factor 16 --iters 3 --warmup 1
+  # The workloads that expose a defect the job above cannot show, each run
+  # on the builds it concerns and on the correct build as the control.
   case $name in
     *peer-death* | *unmatched-death* | *death-on-new-send* | conf-tcp)
       job "$name" kill --kill-rank 1 --kill-after-ms 1500 --error-bound 30 \
         --ops allreduce,sendrecv --min-bytes 1M --max-bytes 16M --factor 4 ;;
+  esac
+  case $name in
+    conf-tcp-overrun | conf-tcp-wrong-sizes | conf-tcp)  # a user's size mismatch (rule 32)
+      job "$name" truncate --truncate-p2p ;;
+  esac
+  case $name in
+    conf-tcp-resets-at-close | conf-tcp)  # the sender destroys first (rule 38)
+      job "$name" tail --ops allreduce,sendrecv --min-bytes 8 --max-bytes 64K --factor 64 \
+        --tail-skew-ms 700 ;;
   esac
 done

@@ -269,6 +269,19 @@ JobOutcome runJob(const Options& o, const Subject& subject, int round, int jobIn
                              " s after its peer died: " + r.errors[0]);
       continue;
     }
+    if (o.expectsNcclError()) {
+      // Passes only with NCCL's error: success means the mismatch went
+      // unnoticed, anything else is judged as usual.
+      if (WIFEXITED(p.status) && WEXITSTATUS(p.status) == kWorkerNcclError) {
+        job.events.push_back(who +
+                             "NCCL's error, as expected: " + (r.errors.empty() ? "" : r.errors[0]));
+        continue;
+      }
+      if (WIFEXITED(p.status) && WEXITSTATUS(p.status) == kWorkerWrongResult) {
+        setStatus(job, "error-missing", who + (r.errors.empty() ? "" : r.errors[0]));
+        continue;
+      }
+    }
     if (WIFSIGNALED(p.status) && !hung)
       setStatus(job, "crash", who + describeExit(p.status));
     else if (WIFEXITED(p.status) && WEXITSTATUS(p.status) != kWorkerOk) {

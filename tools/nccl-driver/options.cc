@@ -67,6 +67,12 @@ const char* usageText() {
          "  --kill-after-ms T    default 500\n"
          "  --error-bound SEC    default 60\n"
          "  --abort-after-ms T   every rank calls ncclCommAbort T ms into its traffic\n"
+         "  --tail-skew-ms T     after the ops, an 8 KiB broadcast that every rank but the\n"
+         "                       root starts T ms late, while the root destroys its\n"
+         "                       communicator at once (NCCL has no barrier there)\n"
+         "  --truncate-p2p       instead of the ops, a send/recv ring where each rank sends\n"
+         "                       8 KiB and its peer receives 4 KiB: passes only if every\n"
+         "                       rank gets NCCL's error (the plugin reports the truncation)\n"
          "  --version            print the version\n"
          "  --probe              print the NCCL it runs (\"nccl 2.28.9\") and the GPUs the CUDA\n"
          "                       runtime sees (\"gpus 1\", or \"gpus 0\" and why)\n"
@@ -125,6 +131,10 @@ std::optional<Options> parseOptions(const std::vector<std::string>& args, std::s
     }
     if (a == "--same-host") {
       o.sameHost = true;
+      continue;
+    }
+    if (a == "--truncate-p2p") {
+      o.truncateP2p = true;
       continue;
     }
     if (i + 1 >= args.size()) return fail(a + ": needs a value, or is unknown");
@@ -188,10 +198,12 @@ std::optional<Options> parseOptions(const std::vector<std::string>& args, std::s
       auto n = parseInt(v, 0, 63);
       if (!n) return bad("a rank");
       o.killRank = int(*n);
-    } else if (a == "--kill-after-ms" || a == "--abort-after-ms") {
+    } else if (a == "--kill-after-ms" || a == "--abort-after-ms" || a == "--tail-skew-ms") {
       auto n = parseInt(v, 0, 3600000);
       if (!n) return bad("milliseconds");
-      (a == "--kill-after-ms" ? o.killAfterMs : o.abortAfterMs) = int(*n);
+      (a == "--kill-after-ms"    ? o.killAfterMs
+       : a == "--abort-after-ms" ? o.abortAfterMs
+                                 : o.tailSkewMs) = int(*n);
     } else if (a == "--worker") {
       auto n = parseInt(v, 0, 63);
       if (!n) return bad("a rank");
@@ -206,8 +218,10 @@ std::optional<Options> parseOptions(const std::vector<std::string>& args, std::s
   }
   if (o.minBytes > o.maxBytes) return fail("--min-bytes is larger than --max-bytes");
   if (o.killRank >= o.ranks) return fail("--kill-rank: no such rank");
-  if (o.killRank >= 0 && o.abortAfterMs >= 0)
-    return fail("--kill-rank and --abort-after-ms: one fault at a time");
+  if (int(o.killRank >= 0) + int(o.abortAfterMs >= 0) + int(o.truncateP2p) > 1)
+    return fail("--kill-rank, --abort-after-ms, --truncate-p2p: one fault at a time");
+  if (o.tailSkewMs >= 0 && (o.faultPlanted() || o.truncateP2p))
+    return fail("--tail-skew-ms: only after ops that end normally");
   if (o.ops.empty()) return fail("--ops: no op");
   return o;
 }

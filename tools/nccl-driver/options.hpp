@@ -50,10 +50,21 @@ struct Options {
   int killAfterMs = 500;
   double errorBoundSec = 60;  // survivors of a killed rank must fail within this
   int abortAfterMs = -1;      // every rank calls ncclCommAbort this far into its traffic
-  int worker = -1;            // set in a rank's own process: its rank
-  int workerIndex = 0;        // which job of the run the worker belongs to (its file names)
+  // After the ops, a one-way 8 KiB broadcast that every rank but the root
+  // starts this late, while the root destroys its communicator as soon as
+  // its part is done: NCCL has no barrier in ncclCommDestroy, so the
+  // root's closeSend meets bytes its peers have not read (rule 38).
+  int tailSkewMs = -1;
+  // Instead of the ops: a send/recv ring in which each rank sends 8 KiB and
+  // its peer receives 4 KiB, a user's mismatch that NCCL learns of only
+  // from the plugin's truncation error (rule 32). Passes when every rank
+  // ends with NCCL's error.
+  bool truncateP2p = false;
+  int worker = -1;      // set in a rank's own process: its rank
+  int workerIndex = 0;  // which job of the run the worker belongs to (its file names)
 
   bool faultPlanted() const { return killRank >= 0 || abortAfterMs >= 0; }
+  bool expectsNcclError() const { return truncateP2p; }
   // The sizes of one op's points, in order.
   std::vector<size_t> sizes() const;
   // The subjects to run, with the common environment in front of each.

@@ -110,6 +110,8 @@ class Rank {
   void point(Op op, size_t bytes);
   void initCycles();
   void traffic();  // the ops, again and again, until the planted fault ends them
+  void skewedTail();
+  void truncatedRing();
 
   const Options& o_;
   ResultFile& out_;
@@ -332,6 +334,37 @@ void Rank::traffic() {
         if (comm_ != nullptr) point(op, bytes);
 }
 
+void Rank::skewedTail() {
+  const size_t bytes = 8 << 10;  // below every bundled plugin's eager limit
+  Shape s = *shapeOf(Op::Broadcast, bytes, o_.ranks);
+  fill(Op::Broadcast, s);
+  bool root = o_.worker == broadcastRoot(o_.ranks);
+  if (!root) std::this_thread::sleep_for(std::chrono::milliseconds(o_.tailSkewMs));
+  launch(Op::Broadcast, s);
+  wait("the skewed broadcast");
+  if (root) {
+    destroy();  // at once, as a rank whose part is done would
+    out_.line("EVENT destroyed-first 0");
+  } else if (!check(Op::Broadcast, s, bytes)) {
+    throw RankFailure(kWorkerWrongResult, "the skewed broadcast: wrong result");
+  }
+}
+
+void Rank::truncatedRing() {
+  int n = o_.ranks, rank = o_.worker;
+  const size_t sent = 2048, received = 1024;  // floats: 8 KiB sent, 4 KiB posted
+  Shape s{sent, received, received};
+  fill(Op::SendRecv, s);
+  ncclOk(ncclGroupStart(), "ncclGroupStart");
+  ncclOk(ncclSend(send_, sent, ncclFloat, (rank + 1) % n, comm_, stream_), "ncclSend");
+  ncclOk(ncclRecv(recv_, received, ncclFloat, (rank + n - 1) % n, comm_, stream_), "ncclRecv");
+  ncclOk(ncclGroupEnd(), "ncclGroupEnd");
+  wait("a send of 8 KiB into a receive of 4 KiB");
+  throw RankFailure(kWorkerWrongResult,
+                    "a send of 8 KiB into a receive of 4 KiB completed without an error: the "
+                    "plugin did not report the truncation");
+}
+
 int Rank::run() {
   int devices = 0;
   cudaOk(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
@@ -345,9 +378,12 @@ int Rank::run() {
   allocate(o_.maxBytes);
   if (o_.faultPlanted()) {
     traffic();
+  } else if (o_.truncateP2p) {
+    truncatedRing();
   } else {
     for (Op op : o_.ops)
       for (size_t bytes : o_.sizes()) point(op, bytes);
+    if (o_.tailSkewMs >= 0) skewedTail();
     destroy();
   }
   out_.line("DONE");

@@ -7,7 +7,10 @@
 // plugin, every element of every output is exact, the checker saw no
 // violation, and it ended within its time. The scenarios vary what NCCL
 // varies: protocols, shared buffers and comms, GPUDirect, channel counts,
-// p2p against collectives, communicator churn, abort and a dead rank.
+// p2p against collectives, communicator churn, abort and a dead rank; and
+// what only a job that goes wrong shows: a user's size mismatch, which NCCL
+// learns of only from the plugin, and a rank that destroys its
+// communicator before its peers have read what it sent.
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -229,6 +232,17 @@ void abortDuringTraffic(Ctx& c) {
           {}});
 }
 
+void truncation(Ctx& c) {
+  runJob(c, Rule::TruncationIsAnError, {{"--truncate-p2p"}, {}});
+}
+
+void senderDestroysFirst(Ctx& c) {
+  runJob(c, Rule::SendsOutliveClose,
+         {{"--ops", "allreduce,sendrecv", "--min-bytes", "8", "--max-bytes", "64K", "--factor",
+           "64", "--tail-skew-ms", "700"},
+          {}});
+}
+
 void rankKilled(Ctx& c) {
   runJob(c, Rule::PeerDeathSurfaces,
          {{"--kill-rank", "1", "--kill-after-ms", "1500", "--error-bound", "60", "--ops",
@@ -280,6 +294,14 @@ void addNcclScenarios(std::vector<Scenario>& out) {
       "100 communicators created, used and destroyed in turn, then traffic", 400);
   job("AbortDuringTraffic", Rule::CloseWithRequestsInFlight, abortDuringTraffic,
       "ncclCommAbort on every rank 1.5 s into traffic returns, and the job ends", 180);
+  job("TruncationFailsTheJob", Rule::TruncationIsAnError, truncation,
+      "each rank sends 8 KiB to a peer that receives 4 KiB (a user's mismatch): NCCL's error on "
+      "every rank, from the plugin's truncation error",
+      120);
+  job("SenderDestroysFirst", Rule::SendsOutliveClose, senderDestroysFirst,
+      "a broadcast's root destroys its communicator while the others start their part 0.7 s late: "
+      "every byte still arrives",
+      120);
   job("RankKilled", Rule::PeerDeathSurfaces, rankKilled,
       "a rank killed 1.5 s into traffic: the other gets NCCL's error within 60 s, not a hang", 180);
 }

@@ -55,9 +55,23 @@ TEST(Options, BadInputIsRefusedWithTheArgumentNamed) {
   EXPECT_NE(refusal({"--kill-rank", "2"}).find("no such rank"), std::string::npos);
   EXPECT_NE(refusal({"--kill-rank", "1", "--abort-after-ms", "5"}).find("one fault"),
             std::string::npos);
+  EXPECT_NE(refusal({"--truncate-p2p", "--abort-after-ms", "5"}).find("one fault"),
+            std::string::npos);
+  EXPECT_NE(refusal({"--tail-skew-ms", "500", "--kill-rank", "1"}).find("end normally"),
+            std::string::npos);
   EXPECT_NE(refusal({"--min-bytes", "1M", "--max-bytes", "1K"}).find("larger"), std::string::npos);
   EXPECT_NE(refusal({"--frobnicate", "1"}).find("unknown option --frobnicate"), std::string::npos);
   EXPECT_NE(refusal({"--iters"}).find("needs a value"), std::string::npos);
+}
+
+TEST(Options, FaultsAndWhatTheyExpect) {
+  Options truncate = parse({"--truncate-p2p"});
+  EXPECT_TRUE(truncate.expectsNcclError());
+  EXPECT_FALSE(truncate.faultPlanted());
+  Options tail = parse({"--tail-skew-ms", "500"});
+  EXPECT_EQ(tail.tailSkewMs, 500);
+  EXPECT_FALSE(tail.expectsNcclError());
+  EXPECT_TRUE(parse({"--abort-after-ms", "0"}).faultPlanted());
 }
 
 TEST(Options, SizeSuffixes) {
