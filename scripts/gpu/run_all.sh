@@ -27,7 +27,8 @@
 #   e2e        ncclnet-conformance's Nccl tier for every bundled plugin: real
 #              NCCL jobs, one process per rank with its own NCCL_HOSTID, the
 #              checker around the plugin (E2E_PLUGINS picks among sdk-socket
-#              sdk-ofi sdk-ib; E2E_FILTER narrows the scenarios, a gtest
+#              sdk-ofi sdk-ib aws-ofi-nccl, the last from STAGE_DIR/interop;
+#              E2E_FILTER narrows the scenarios, a gtest
 #              pattern after "*/Nccl."; not in the default PARTS)
 #   truth      what real NCCL does with every broken conf-tcp build
 #              (scripts/gpu/ground_truth.sh; not in the default PARTS)
@@ -245,12 +246,16 @@ fi
 
 if want e2e; then
   note "== Nccl tier: real NCCL jobs over each plugin, checker around it"
-  tier() {  # NAME PLUGIN PROFILE [VAR=VALUE ...]
+  tier() {  # NAME PLUGIN PROFILE_PATH [VAR=VALUE ...]
     local name=$1 plugin=$2 profile=$3
     shift 3
+    if [ ! -e "$plugin" ]; then
+      note "$name: not built or staged, skipped"
+      return
+    fi
     local json=$OUT/e2e-$name.json
     timeout 590 env NCCL_SOCKET_IFNAME=lo "$@" "$build/conformance/ncclnet-conformance" \
-      --plugin "$plugin" --profile "$root/conformance/profiles/$profile" --abi v11 \
+      --plugin "$plugin" --profile "$profile" --abi v11 \
       --gtest_filter="*/Nccl.${E2E_FILTER:-*}" --json "$json" >"$OUT/e2e-$name.log" 2>&1 || status=1
     note "$name: $(grep -E "^(PASS|FAIL)" "$OUT/e2e-$name.log" | tail -1)"
     python3 - "$json" <<'PY' >>"$summary" 2>&1 || true
@@ -261,12 +266,17 @@ for s in json.load(open(sys.argv[1]))["scenarios"]:
     print("   %-7s %-24s %5.1f s  %s" % (s["verdict"], s["scenario"], s.get("seconds", 0), text[:220]))
 PY
   }
-  for p in ${E2E_PLUGINS:-sdk-socket sdk-ofi sdk-ib}; do
+  profiles=$root/conformance/profiles
+  for p in ${E2E_PLUGINS:-sdk-socket sdk-ofi sdk-ib aws-ofi-nccl}; do
     case $p in
-      sdk-socket) tier sdk-socket "$build/plugins/socket/libnccl-net-sdk-socket.so" sdk-socket.yaml ;;
-      sdk-ofi) tier sdk-ofi "$build/plugins/ofi/libnccl-net-sdk-ofi.so" sdk-ofi.yaml ;;
-      sdk-ib) tier sdk-ib "$build/plugins/ib/libnccl-net-sdk-ib.so" sdk-ib-softverbs.yaml \
+      sdk-socket) tier sdk-socket "$build/plugins/socket/libnccl-net-sdk-socket.so" \
+        "$profiles/sdk-socket.yaml" ;;
+      sdk-ofi) tier sdk-ofi "$build/plugins/ofi/libnccl-net-sdk-ofi.so" "$profiles/sdk-ofi.yaml" ;;
+      sdk-ib) tier sdk-ib "$build/plugins/ib/libnccl-net-sdk-ib.so" "$profiles/sdk-ib-softverbs.yaml" \
         NCCL_IBVERBS_LIB="$softverbs" ;;
+      # From scripts/interop/build.sh; same provider as sdk-ofi.
+      aws-ofi-nccl) tier aws-ofi-nccl "$stage/interop/aws-ofi-nccl/lib/libnccl-net-ofi.so" \
+        "$root/scripts/interop/aws-ofi-nccl.yaml" FI_PROVIDER="tcp;ofi_rxm" OFI_NCCL_PROTOCOL=SENDRECV ;;
     esac
   done
 fi
