@@ -6,10 +6,13 @@
 #                 built with CUDA and Open MPI, tests patched by
 #                 patch_functional_tests.sh (shared GPU, plugin by variable)
 #   nccl-example  NCCL's example net plugin (plugins/net/example, 0 devices)
+#   nccl-transports  with --nccl-transports: NCCL's own Socket and IB
+#                 transports as plugins (nccl_transports/build.sh, default
+#                 tag v2.28.9-1), staged to DIR/interop/nccl-transports/lib
 # A source is a release tree (patched in place) or a git directory (then
 # TAG is extracted under the work tree and patched there).
 #
-#   scripts/interop/build.sh --aws-ofi-nccl SRC_OR_GIT[@TAG] --nccl SRC_OR_GIT[@TAG] [--stage DIR]
+#   scripts/interop/build.sh --aws-ofi-nccl SRC_OR_GIT[@TAG] --nccl SRC_OR_GIT[@TAG] [--stage DIR] [--nccl-transports NCCL_GIT[@TAG]]
 #
 # Default tags: v1.21.1 (aws-ofi-nccl), v2.30.7-1 (NCCL). Work tree:
 # $INTEROP_WORK (default build-interop/). --stage DIR (default .gpu-stage,
@@ -20,12 +23,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 work=$(realpath -m "${INTEROP_WORK:-$root/build-interop}")
 cuda=${CUDA_HOME:-/usr/local/cuda}
-aws_spec="" nccl_spec="" stage=""
+aws_spec="" nccl_spec="" stage="" transports_spec=""
 while [ $# -gt 0 ]; do
   case $1 in
     --aws-ofi-nccl) aws_spec=$2; shift 2 ;;
     --nccl) nccl_spec=$2; shift 2 ;;
     --stage) stage=$2; shift 2 ;;
+    --nccl-transports) transports_spec=$2; shift 2 ;;
     *) echo "build.sh: unknown argument $1 (see the header of $0)" >&2; exit 2 ;;
   esac
 done
@@ -94,6 +98,12 @@ if [ -n "$nccl_spec" ]; then
      cc -O2 -Inccl -fPIC -shared -o "$work/nccl-example/libnccl-net-example.so" ./*.c)
 fi
 
+# --- NCCL's own transports as plugins (optional) ------------------------------
+if [ -n "$transports_spec" ]; then
+  NCCL_SUBJECTS_WORK=$work/nccl-transports JOBS=$jobs \
+    "$here/nccl_transports/build.sh" "$transports_spec" "$work/nccl-transports/lib"
+fi
+
 # --- stage ------------------------------------------------------------------
 out=$(realpath -m "${stage:-$work/stage}")/interop
 if [ -z "$stage" ] && [ -d "$root/.gpu-stage" ]; then out=$root/.gpu-stage/interop; fi
@@ -108,9 +118,14 @@ if [ -e "$work/nccl-example/libnccl-net-example.so" ]; then
   mkdir -p "$out/nccl-example/lib"
   cp "$work/nccl-example/libnccl-net-example.so" "$out/nccl-example/lib/"
 fi
+if [ -n "$transports_spec" ]; then
+  mkdir -p "$out/nccl-transports/lib"
+  for l in "$work"/nccl-transports/lib/libnccl-net-nccl-*.so; do strip_copy "$l" "$out/nccl-transports/lib/$(basename "$l")"; done
+fi
 {
   echo "aws-ofi-nccl $(cat "$work/src/aws-ofi-nccl.version") $(cat "$work/src/aws-ofi-nccl.commit")"
   [ -e "$work/src/nccl.version" ] && echo "nccl-example $(cat "$work/src/nccl.version") $(cat "$work/src/nccl.commit")"
+  [ -n "$transports_spec" ] && cat "$work/nccl-transports/lib/NCCL_VERSION"
   echo "libfabric $(pkg-config --modversion libfabric)"
   echo "openmpi $(dpkg-query -W -f='${Version}' libopenmpi-dev)"
   echo "cuda $("$cuda/bin/nvcc" --version | grep -o 'release [0-9.]*' | cut -d' ' -f2)"
