@@ -84,8 +84,18 @@ add_test(NAME conformance_replay_catches_a_corrupt_byte
           "-DRULE=rule 35 CompletionReportsSizes"
           "-DALSO=: diverged from p2p-shared/rank;(test r=;): irecv of line ;byte 1000 differs from what the sender sent"
           -P ${CHECK})
+# A real NCCL job's calls catch what only pipelining shows: a send that a
+# later one overtakes (every run; early completion, timing-bound, in most).
+add_test(NAME conformance_replay_nccl_catches_reordered_sends
+  COMMAND ${CMAKE_COMMAND} -DBIN=$<TARGET_FILE:ncclnet-conformance>
+          -DPLUGIN=$<TARGET_FILE:conf_tcp_reorders-sends> -DJSON=${OUT}/replay-nccl-reorders.json
+          "-DARGS=--gtest_filter=v12/Replay.NcclP2p;--junit;${OUT}/replay-nccl-reorders.xml"
+          -DJUNIT=${OUT}/replay-nccl-reorders.xml -DEXPECT=fail -DSCENARIO=Replay.NcclP2p
+          "-DRULE=rule 35 CompletionReportsSizes"
+          "-DALSO=: diverged from nccl-p2p/rank"
+          -P ${CHECK})
 set_tests_properties(conformance_replay_catches_a_wrong_size conformance_replay_catches_a_corrupt_byte
-                     PROPERTIES TIMEOUT 120)
+                     conformance_replay_nccl_catches_reordered_sends PROPERTIES TIMEOUT 120)
 
 # Traces that cannot be replayed are refused with one line that says why.
 add_test(NAME conformance_replay_refuses_an_unpaired_connect

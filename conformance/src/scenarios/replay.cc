@@ -2,7 +2,8 @@
 // Replay: call patterns recorded by ncclnet-check (NCCLNET_CHECK_TRACE) and
 // played again against the plugin under test, every byte checked. The
 // shipped traces are NCCL's patterns as the reference transport drives
-// them (conformance/traces/README.md says how each was recorded);
+// them, and as real NCCL jobs made them (conformance/traces/README.md says
+// how each was recorded);
 // Replay.Recorded is the operator's own (--replay DIR).
 #include "replay/player.hpp"
 #include "replay/sources.hpp"
@@ -58,6 +59,30 @@ void addReplayScenarios(std::vector<Scenario>& out) {
        .ranks = 2,
        .run = [](Ctx& c) { replayShipped(c, "p2p-shared"); },
        .summary = "recorded p2p through the shared per-peer pools, replayed call by call"});
+  // Recorded inside real NCCL 2.28.9 (nccl-driver, two ranks on one GPU as
+  // two hosts, the checker around sdk-socket, 2 channels):
+  // scripts/gpu/record_nccl_traces.sh.
+  out.push_back({.area = area,
+                 .name = "NcclRingSimple",
+                 .rule = Rule::CompletionReportsSizes,
+                 .ranks = 2,
+                 .run = [](Ctx& c) { replayShipped(c, "nccl-ring-simple"); },
+                 .summary = "a real NCCL 2.28.9 job's calls: all-reduce, SIMPLE, 2 channels, "
+                            "8 B to 1 MiB"});
+  out.push_back({.area = area,
+                 .name = "NcclRingLL",
+                 .rule = Rule::CompletionReportsSizes,
+                 .ranks = 2,
+                 .run = [](Ctx& c) { replayShipped(c, "nccl-ring-ll"); },
+                 .summary = "a real NCCL 2.28.9 job's calls: all-reduce and all-gather, LL, "
+                            "2 channels, 8 B to 64 KiB"});
+  out.push_back({.area = area,
+                 .name = "NcclP2p",
+                 .rule = Rule::CompletionReportsSizes,
+                 .ranks = 2,
+                 .run = [](Ctx& c) { replayShipped(c, "nccl-p2p"); },
+                 .summary = "a real NCCL 2.28.9 job's calls: send/recv and all-to-all, "
+                            "2 channels, 8 B to 1 MiB"});
   out.push_back({.area = area,
                  .name = "Recorded",
                  .rule = Rule::CompletionReportsSizes,
