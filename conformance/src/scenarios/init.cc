@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Init/finalize: repeated, per communicator (v11+), tolerant of NULL, and
 // the traffic class of a context.
+#include "ncclnet/host/callbacks.hpp"
+#include "scenario/plugin_log.hpp"
 #include "scenario/registry.hpp"
 
 namespace conformance {
@@ -78,13 +80,24 @@ void contextPerComm(Ctx& c) {
 }
 
 void finalizeNull(Ctx& c) {
-  // NCCL 2.28 finalizes the context of a failed init, which is NULL.
-  c.activity("finalize(NULL)");
+  // NCCL 2.28 finalizes the context of a failed init, which is NULL: always
+  // right after that init call (src/plugin/net.cc ncclNetPluginInit), and
+  // after an earlier communicator's init. So: a live context, an init whose
+  // context is dropped as a failed one's would be, then finalize(NULL) in
+  // its stead. (Calling it before any init asks more than NCCL does: NCCL's
+  // own Socket transport counts its users and would go below zero.)
+  int before = c.devices();
+  void* dropped = nullptr;
+  ncclNetCommConfig_v12_t config{NCCL_NET_TRAFFIC_CLASS_UNDEF};
+  c.activity("init for a second communicator, then finalize(NULL) in its stead");
+  ncclResult_t init = c.net().init(&dropped, 0x5eedf00dull, &config, pluginLogger(),
+                                   ncclnet::host::profilerCallback());
+  if (init != ncclSuccess) c.note("the second init returned " + resultText(init));
   ncclResult_t res = c.net().finalize(nullptr);
   if (res != ncclSuccess) c.note("finalize(NULL) returned " + resultText(res));
   int ndev = c.devices();
-  CONF_EXPECT(ndev >= 1, Rule::InitPerCommunicator,
-              "the plugin reports %d devices after finalize(NULL)", ndev);
+  CONF_EXPECT(ndev >= 1 && ndev == before, Rule::InitPerCommunicator,
+              "the plugin reports %d devices after finalize(NULL), %d before", ndev, before);
 }
 
 void trafficClass(Ctx& c) {
