@@ -173,6 +173,12 @@ JobOutcome runJob(const Options& o, const Subject& subject, int round, int jobIn
   Clock::time_point start = Clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
 
+  // A run folder given again holds the last run's ids: rank 0's launcher
+  // clears them, so no rank joins a communicator that is gone.
+  if (local.first == 0) {
+    std::remove(files.uniqueId("main").c_str());
+    for (int c = 0; c < o.initCycles; c++) std::remove(files.uniqueId(std::to_string(c)).c_str());
+  }
   std::vector<RankProcess> ranks;
   for (int r = local.first; r < local.first + local.count; r++) {
     std::remove(files.result(r).c_str());
