@@ -63,6 +63,8 @@ int NcclJobHost::abiTaken(const std::vector<int>& exported) const {
   return taken;
 }
 
+namespace {
+
 NcclJobHost findNcclJobHost() {
   NcclJobHost h;
   // Build tree (conformance/ beside tools/), then an install (bin/, lib/).
@@ -96,6 +98,13 @@ NcclJobHost findNcclJobHost() {
     return h;
   }
   return h;
+}
+
+}  // namespace
+
+const NcclJobHost& ncclJobHost() {
+  static const NcclJobHost host = findNcclJobHost();
+  return host;
 }
 
 }  // namespace conformance

@@ -27,7 +27,8 @@ struct NcclJobHost {
 };
 
 // Looks for the pieces and asks the driver which NCCL it runs and whether
-// its CUDA runtime sees a GPU.
-NcclJobHost findNcclJobHost();
+// its CUDA runtime sees a GPU. The driver's probe starts a CUDA runtime, so
+// it runs once per process: every scenario's requirement asks the same.
+const NcclJobHost& ncclJobHost();
 
 }  // namespace conformance

@@ -62,7 +62,7 @@ namespace {
 std::optional<std::string> unmetNcclJob(const Capabilities& caps) {
   if (!caps.gpus.available)
     return "requires a real NCCL job: no GPU: CUDA driver " + caps.gpus.whyNot;
-  NcclJobHost host = findNcclJobHost();
+  const NcclJobHost& host = ncclJobHost();
   if (!host.usable()) return "requires a real NCCL job: " + host.whyNot;
   int taken = host.abiTaken(caps.exported);
   if (taken == 0)

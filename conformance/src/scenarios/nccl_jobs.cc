@@ -89,7 +89,7 @@ std::string verdictLine(const std::string& log) {
 }
 
 void runJob(Ctx& c, Rule rule, const Job& job) {
-  NcclJobHost host = findNcclJobHost();
+  const NcclJobHost& host = ncclJobHost();
   if (!host.usable()) skip("requires a real NCCL job: %s", host.whyNot.c_str());
   char dirTemplate[] = "/tmp/ncclnet-conformance-nccl.XXXXXX";
   if (mkdtemp(dirTemplate) == nullptr) fail(rule, "cannot make a folder under /tmp");
