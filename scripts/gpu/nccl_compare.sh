@@ -8,7 +8,8 @@
 #
 #   scripts/gpu/nccl_compare.sh BUILD_DIR OUT_DIR
 #
-# SUBJECTS picks (default: every one below that is built); ROUNDS (5),
+# SUBJECTS picks (default: every one below that is built; the checker
+# wraps each bundled plugin as NAME-checked); ROUNDS (5),
 # OPS (allreduce,sendrecv), MIN_BYTES (1M), MAX_BYTES (1G), ITERS (5).
 # aws-ofi-nccl joins when STAGE_DIR/interop has it (scripts/interop/build.sh).
 set -uo pipefail
@@ -42,10 +43,15 @@ subject nccl-socket-4x4 --env NCCL_NET_PLUGIN=none --env NCCL_NET=Socket \
 [ -e "$socket" ] && [ -e "$checker" ] && subject sdk-socket-checked --env NCCL_NET_PLUGIN="$checker" \
   --env NCCLNET_CHECK_PLUGIN="$socket" --env NCCL_NET=sdk-socket
 [ -e "$ofi" ] && subject sdk-ofi --env NCCL_NET_PLUGIN="$ofi" --env NCCL_NET=sdk-ofi "${ofi_env[@]}"
+[ -e "$ofi" ] && [ -e "$checker" ] && subject sdk-ofi-checked --env NCCL_NET_PLUGIN="$checker" \
+  --env NCCLNET_CHECK_PLUGIN="$ofi" --env NCCL_NET=sdk-ofi "${ofi_env[@]}"
 [ -e "$aws" ] && subject aws-ofi-nccl --env NCCL_NET_PLUGIN="$aws" --env NCCL_NET=Libfabric \
   --env "FI_PROVIDER=tcp;ofi_rxm" --env FI_TCP_IFACE=lo --env OFI_NCCL_EXCLUDE_TCP_IF=docker0 \
   --env OFI_NCCL_PROTOCOL=SENDRECV
 [ -e "$ib" ] && subject sdk-ib --env NCCL_NET_PLUGIN="$ib" --env NCCL_NET=sdk-ib \
+  --env NCCL_IBVERBS_LIB="$softverbs" --env NCCL_NET_GDR_LEVEL=LOC
+[ -e "$ib" ] && [ -e "$checker" ] && subject sdk-ib-checked --env NCCL_NET_PLUGIN="$checker" \
+  --env NCCLNET_CHECK_PLUGIN="$ib" --env NCCL_NET=sdk-ib \
   --env NCCL_IBVERBS_LIB="$softverbs" --env NCCL_NET_GDR_LEVEL=LOC
 echo "nccl-driver ${args[*]}" >"$out/command.txt"
 "$driver" "${args[@]}"
