@@ -38,6 +38,11 @@
 #              aws-ofi-nccl's functional tests against our plugins; needs
 #              STAGE_DIR/interop from scripts/interop/build.sh (not in the
 #              default PARTS; docs/interop.md)
+#   subjects   NCCL's own transports built as plugins
+#              (scripts/interop/nccl_transports/build.sh SRC
+#              STAGE_DIR/interop/nccl-transports): the whole catalogue with
+#              --device cuda, the Nccl tier included (SUBJECT_FILTER narrows
+#              it, a gtest pattern; not in the default PARTS; docs/interop.md)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -286,6 +291,26 @@ if want truth; then
   note "== ground truth: real NCCL over each broken conf-tcp build"
   "$here/ground_truth.sh" "$build" "$OUT/truth" ${TRUTH_BUILDS:-} >/dev/null 2>&1
   cat "$OUT/truth/truth.txt" >>"$summary"
+fi
+
+if want subjects; then
+  note "== NCCL's own transports as subjects (whole catalogue, --device cuda)"
+  subjects=$stage/interop/nccl-transports
+  subject() {  # NAME [VAR=VALUE ...]
+    local name=$1 lib=$subjects/libnccl-net-$1.so
+    shift
+    if [ ! -e "$lib" ]; then
+      note "$name: not staged ($lib), skipped"
+      return
+    fi
+    timeout 560 env NCCL_SOCKET_IFNAME=lo "$@" "$build/conformance/ncclnet-conformance" \
+      --plugin "$lib" --device cuda --gtest_filter="${SUBJECT_FILTER:-*}" \
+      --json "$OUT/subject-$name.json" >"$OUT/subject-$name.log" 2>&1
+    note "$name: $(grep -E "^(PASS|FAIL)" "$OUT/subject-$name.log" | tail -1)"
+    grep -E "^(FAIL|WARN) " "$OUT/subject-$name.log" >>"$summary"
+  }
+  [ -e "$subjects/NCCL_VERSION" ] && cat "$subjects/NCCL_VERSION" >>"$summary"
+  subject nccl-socket
 fi
 
 if want interop; then
