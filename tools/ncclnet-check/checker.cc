@@ -185,6 +185,14 @@ ncclResult_t Checker::finalize(void* ctx) {
   if (inner_ == nullptr) return ncclInvalidUsage;  // init failed and said why
   ncclResult_t res = net().finalize(ctx);
   trace_.line("finalize rc=%d", static_cast<int>(res));
+  Ledger::TestTally tally = ledger_->testTally();
+  if (tally.completed > 0) {
+    NCCLNET_INFO(reporter_.logger(), NCCL_NET,
+                 "ncclnet-check: %llu requests done after %llu test calls (%.1f each)",
+                 static_cast<unsigned long long>(tally.completed),
+                 static_cast<unsigned long long>(tally.tests),
+                 static_cast<double>(tally.tests) / static_cast<double>(tally.completed));
+  }
   trace_.flush();
   return res;
 }

@@ -346,6 +346,8 @@ void Ledger::afterTest(void* request, ncclResult_t res, int done, const int* siz
     if (it == shard.requests.end()) return;  // reported by beforeTest
     r = std::move(it->second);
     shard.requests.erase(it);
+    shard.tally.completed++;
+    shard.tally.tests += r.tests;
   }
   release(r);
   if (res != ncclSuccess) return;  // the request ended; the error is NCCL's to handle
@@ -378,6 +380,16 @@ void Ledger::afterTest(void* request, ncclResult_t res, int done, const int* siz
       forgetOldestCompletion(*r.comm);
     }
   }
+}
+
+Ledger::TestTally Ledger::testTally() const {
+  TestTally sum;
+  for (const RequestShard& shard : requestShards_) {
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    sum.completed += shard.tally.completed;
+    sum.tests += shard.tally.tests;
+  }
+  return sum;
 }
 
 void Ledger::forgetOldestCompletion(CommState& comm) {

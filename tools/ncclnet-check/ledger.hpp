@@ -140,6 +140,15 @@ class Ledger {
   // unknown).
   uint64_t consumed(void* recvComm, int n, void* request);
 
+  // Requests that test() reported done (or failed), and the test() calls
+  // they took, the last included: what a run's polling cost is made of
+  // (docs/performance.md, the checker's cost inside NCCL).
+  struct TestTally {
+    uint64_t completed = 0;
+    uint64_t tests = 0;
+  };
+  TestTally testTally() const;
+
   // ---- for the watchdog ----
   struct Outstanding {
     double ageSec;
@@ -157,6 +166,7 @@ class Ledger {
   struct RequestShard {
     mutable std::mutex mutex;
     std::unordered_map<void*, RequestRecord> requests;
+    TestTally tally;
   };
   static constexpr size_t kShards = 64;
   static size_t shardOf(const void* p);

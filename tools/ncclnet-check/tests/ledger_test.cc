@@ -81,6 +81,23 @@ TEST_F(LedgerTest, CompletedRequestIsForgotten) {
             std::string::npos);
 }
 
+TEST_F(LedgerTest, TallyCountsEveryTestOfACompletedRequest) {
+  connect();
+  void* send = postSend(&requests_[0]);
+  void* recv = postRecv(&requests_[1]);
+  for (int i = 0; i < 3; i++) {  // three polls that find the send not done
+    ASSERT_TRUE(ledger_.beforeTest(send).known);
+    ledger_.afterTest(send, ncclSuccess, 0, nullptr);
+  }
+  complete(send, {100});
+  EXPECT_EQ(ledger_.testTally().completed, 1u);
+  EXPECT_EQ(ledger_.testTally().tests, 4u);
+  ASSERT_TRUE(ledger_.beforeTest(recv).known);  // a failed request counts as ended
+  ledger_.afterTest(recv, ncclRemoteError, 0, nullptr);
+  EXPECT_EQ(ledger_.testTally().completed, 2u);
+  EXPECT_EQ(ledger_.testTally().tests, 5u);
+}
+
 TEST_F(LedgerTest, RequestThatFailedIsForgotten) {
   connect();
   void* r = postRecv(&requests_[0]);

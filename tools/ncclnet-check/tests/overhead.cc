@@ -5,6 +5,8 @@
 // (isend, irecv, and their tests until done) through the plugin directly and
 // through libnccl-net-sdk-check.so, in alternating rounds. Thread CPU time,
 // not wall time, so that a loaded machine's descheduling does not count.
+// Then the same for a test() that finds nothing done, the call NCCL's proxy
+// repeats most.
 //
 //   export NCCLNET_CHECK_PLUGIN=build/sdk/tests/libnccl-net-sdk-testnet.so
 //   ncclnet-check-overhead CHECKER.so TESTNET.so [messages] [rounds]
@@ -96,6 +98,37 @@ struct Subject {
     }
     return (threadSeconds() - start) * 1e9 / messages;
   }
+
+  // CPU nanoseconds per test() of a receive whose send is not posted yet:
+  // the poll that NCCL's proxy repeats on every outstanding request until
+  // one completes. Each receive takes `polls` of them, then its send.
+  double perPoll(int messages, int polls) {
+    void* data = recvBuf.data();
+    size_t size = recvBuf.size();
+    int tag = 0;
+    double spent = 0;
+    for (int i = 0; i < messages; i++) {
+      void* r = nullptr;
+      void* s = nullptr;
+      int done = 0, got = 0;
+      if (net().irecv(recv, 1, &data, &size, &tag, &recvMr, nullptr, &r) != ncclSuccess ||
+          r == nullptr) {
+        std::fprintf(stderr, "receive %d failed\n", i);
+        std::exit(1);
+      }
+      double start = threadSeconds();
+      for (int p = 0; p < polls && !done; p++) {
+        if (net().test(r, &done, &got) != ncclSuccess) std::exit(1);
+      }
+      spent += threadSeconds() - start;
+      if (done || net().isend(send, sendBuf.data(), 64, tag, sendMr, nullptr, &s) != ncclSuccess ||
+          s == nullptr || !waitDone(s) || !waitDone(r)) {
+        std::fprintf(stderr, "receive %d done without a send, or its send failed\n", i);
+        std::exit(1);
+      }
+    }
+    return spent * 1e9 / (double(messages) * polls);
+  }
 };
 
 double median(std::vector<double> v) {
@@ -133,5 +166,19 @@ int main(int argc, char** argv) {
       "per-round differences)\n",
       median(d), *std::min_element(d.begin(), d.end()), median(c),
       *std::min_element(c.begin(), c.end()), median(delta));
+
+  const int polls = 100, receives = std::max(1, messages / polls);
+  std::vector<double> pc, pd, pdelta;
+  for (int round = 0; round < rounds; round++) {
+    double first = round % 2 ? checked.perPoll(receives, polls) : direct.perPoll(receives, polls);
+    double second = round % 2 ? direct.perPoll(receives, polls) : checked.perPoll(receives, polls);
+    pc.push_back(round % 2 ? first : second);
+    pd.push_back(round % 2 ? second : first);
+    pdelta.push_back(pc.back() - pd.back());
+  }
+  std::printf("%d rounds of %d receives x %d tests that find nothing done, CPU ns per test\n",
+              rounds, receives, polls);
+  std::printf("direct  %.0f\nchecked %.0f\nadded   %.0f (median of per-round differences)\n",
+              median(pd), median(pc), median(pdelta));
   return 0;
 }
