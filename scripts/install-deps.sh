@@ -8,7 +8,7 @@
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config binutils python3
-          libgtest-dev libyaml-cpp-dev libfabric-dev libibverbs-dev
+          libgtest-dev libyaml-cpp-dev libssl-dev libfabric-dev libibverbs-dev
           iproute2 nftables)
 if [ "${1:-}" = fuzz ]; then packages+=(clang libclang-rt-dev); fi
 

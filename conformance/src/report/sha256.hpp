@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// SHA-256 (FIPS 180-4) of a file, for report provenance: two certificates
+// SHA-256 of a file, for report provenance: two certificates
 // name the same plugin build and the same profile only if these agree.
 #pragma once
 
