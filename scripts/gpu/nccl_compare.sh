@@ -38,8 +38,18 @@ subject() {  # NAME [--env VAR=VALUE ...]
 }
 [ -e "$socket" ] && subject sdk-socket --env NCCL_NET_PLUGIN="$socket" --env NCCL_NET=sdk-socket
 subject nccl-socket --env NCCL_NET_PLUGIN=none --env NCCL_NET=Socket
-subject nccl-socket-4x4 --env NCCL_NET_PLUGIN=none --env NCCL_NET=Socket \
-  --env NCCL_SOCKET_NTHREADS=4 --env NCCL_NSOCKS_PERTHREAD=4
+# NCCL's Socket at NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD: 4x4 (the
+# fastest of those tried on the one-GPU host), and any nccl-socket-TxS that
+# SUBJECTS names, for a sweep.
+settings=(4x4)
+for name in ${SUBJECTS:-}; do
+  [[ $name =~ ^nccl-socket-([0-9]+)x([0-9]+)$ ]] && [ "$name" != nccl-socket-4x4 ] &&
+    settings+=("${name#nccl-socket-}")
+done
+for setting in "${settings[@]}"; do
+  subject "nccl-socket-$setting" --env NCCL_NET_PLUGIN=none --env NCCL_NET=Socket \
+    --env NCCL_SOCKET_NTHREADS="${setting%x*}" --env NCCL_NSOCKS_PERTHREAD="${setting#*x}"
+done
 [ -e "$socket" ] && [ -e "$checker" ] && subject sdk-socket-checked --env NCCL_NET_PLUGIN="$checker" \
   --env NCCLNET_CHECK_PLUGIN="$socket" --env NCCL_NET=sdk-socket
 [ -e "$ofi" ] && subject sdk-ofi --env NCCL_NET_PLUGIN="$ofi" --env NCCL_NET=sdk-ofi "${ofi_env[@]}"
