@@ -13,7 +13,7 @@
 #include <fstream>
 
 #include "gpu_memory.hpp"
-#include "hca_filter.hpp"
+#include "ncclnet/name_list.hpp"
 
 namespace ncclnet::ib {
 namespace {
@@ -151,7 +151,8 @@ ncclResult_t discoverPorts(const IbvApi& api, const Config& config, const ncclne
     if (list != nullptr) api.freeDeviceList(list);
     return ncclSuccess;
   }
-  HcaFilter filter(config.hca);
+  // NCCL_IB_HCA, read as NCCL reads it.
+  const NameList filter = NameList::parse(config.hca, kMaxHcaEntries);
   const bool peerMemory = peerMemoryLoaded();
   const bool relaxedOrdering =
       relaxedOrderingFor(config.relaxedOrdering, api.regMrIova2 != nullptr, api.path, log);

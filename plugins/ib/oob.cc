@@ -12,7 +12,8 @@
 
 #include <cerrno>
 #include <cstring>
-#include <sstream>
+
+#include "ncclnet/name_list.hpp"
 
 namespace ncclnet::ib {
 namespace {
@@ -23,19 +24,6 @@ socklen_t lengthOf(const sockaddr_storage& addr) {
 
 std::string errorText(const char* what) {
   return std::string(what) + ": " + std::strerror(errno);
-}
-
-// NCCL_SOCKET_IFNAME: prefixes, or with '^' prefixes to avoid.
-bool interfaceWanted(const std::string& spec, const char* name) {
-  if (spec.empty()) return true;
-  bool exclude = spec[0] == '^';
-  std::stringstream list(exclude ? spec.substr(1) : spec);
-  std::string prefix;
-  bool matched = false;
-  while (std::getline(list, prefix, ',')) {
-    if (!prefix.empty() && std::strncmp(name, prefix.c_str(), prefix.size()) == 0) matched = true;
-  }
-  return exclude ? !matched : matched;
 }
 
 }  // namespace
@@ -51,13 +39,15 @@ bool oobLocalAddress(const std::string& ifname, sockaddr_storage* out, std::stri
     *why = errorText("getifaddrs");
     return false;
   }
+  // NCCL_SOCKET_IFNAME, read as NCCL reads it (empty: every interface).
+  const NameList wanted = NameList::parse(ifname, kMaxInterfaceEntries);
   bool found = false;
   for (ifaddrs* i = list; i != nullptr && !found; i = i->ifa_next) {
     if (i->ifa_addr == nullptr || !(i->ifa_flags & IFF_UP)) continue;
     int family = i->ifa_addr->sa_family;
     if (family != AF_INET && (family != AF_INET6 || ifname.empty())) continue;
     if (ifname.empty() && (i->ifa_flags & IFF_LOOPBACK)) continue;
-    if (!interfaceWanted(ifname, i->ifa_name)) continue;
+    if (!wanted.keeps(i->ifa_name)) continue;
     std::memset(out, 0, sizeof(*out));
     std::memcpy(out, i->ifa_addr, family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
     found = true;

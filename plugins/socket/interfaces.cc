@@ -11,37 +11,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 
 namespace ncclnet::socket {
-
-IfnameFilter IfnameFilter::parse(const std::string& spec) {
-  IfnameFilter filter;
-  size_t pos = 0;
-  if (pos < spec.size() && spec[pos] == '^') {
-    filter.exclude_ = true;
-    pos++;
-  }
-  if (pos < spec.size() && spec[pos] == '=') {
-    filter.exact_ = true;
-    pos++;
-  }
-  std::stringstream stream(spec.substr(pos));
-  std::string name;
-  while (std::getline(stream, name, ',')) {
-    if (!name.empty()) filter.names_.push_back(name);
-  }
-  return filter;
-}
-
-bool IfnameFilter::matches(const std::string& ifname) const {
-  bool listed = false;
-  for (const std::string& name : names_) {
-    listed = exact_ ? ifname == name : ifname.compare(0, name.size(), name) == 0;
-    if (listed) break;
-  }
-  return exclude_ ? !listed : listed;
-}
 
 std::string pciPathOf(const std::string& ifname) {
   std::string link = "/sys/class/net/" + ifname + "/device";
@@ -89,14 +60,14 @@ bool usableAddress(const sockaddr* sa, int family) {
   return true;
 }
 
-std::vector<Interface> collect(const IfnameFilter& filter, int family) {
+std::vector<Interface> collect(const NameList& filter, int family) {
   std::vector<Interface> found;
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0) return found;
   for (ifaddrs* it = list; it != nullptr; it = it->ifa_next) {
     if (!(it->ifa_flags & IFF_UP) || !usableAddress(it->ifa_addr, family)) continue;
     std::string name = it->ifa_name;
-    if (!filter.matches(name)) continue;
+    if (!filter.keeps(name)) continue;
     bool seen = false;  // one device per interface: its first usable address
     for (const Interface& i : found) seen = seen || i.name == name;
     if (seen) continue;
@@ -119,7 +90,7 @@ std::vector<Interface> collect(const IfnameFilter& filter, int family) {
 std::vector<Interface> findInterfaces(const std::string& spec, int family, const Logger& log) {
   std::vector<Interface> found;
   if (!spec.empty()) {
-    found = collect(IfnameFilter::parse(spec), family);
+    found = collect(NameList::parse(spec, kMaxInterfaceEntries), family);
     if (found.empty()) {
       NCCLNET_WARN(log, "NCCL_SOCKET_IFNAME=%s matches no interface that is up with an address",
                    spec.c_str());
@@ -128,9 +99,9 @@ std::vector<Interface> findInterfaces(const std::string& spec, int family, const
   }
   // NCCL's automatic order, minus its last resort: loopback is never chosen
   // unless asked for, so two hosts never "connect" through their own lo.
-  found = collect(IfnameFilter::parse("ib"), family);
-  if (found.empty()) found = collect(IfnameFilter::parse("^docker,lo"), family);
-  if (found.empty()) found = collect(IfnameFilter::parse("docker"), family);
+  found = collect(NameList::parse("ib", kMaxInterfaceEntries), family);
+  if (found.empty()) found = collect(NameList::parse("^docker,lo", kMaxInterfaceEntries), family);
+  if (found.empty()) found = collect(NameList::parse("docker", kMaxInterfaceEntries), family);
   if (found.empty()) {
     NCCLNET_INFO(log, NCCL_INIT | NCCL_NET,
                  "no usable interface (loopback is used only with NCCL_SOCKET_IFNAME=lo)");

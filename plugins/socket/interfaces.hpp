@@ -10,23 +10,9 @@
 #include <vector>
 
 #include "ncclnet/log.hpp"
+#include "ncclnet/name_list.hpp"
 
 namespace ncclnet::socket {
-
-// NCCL_SOCKET_IFNAME: "eth,ib" (prefixes), "=eth0,eth1" (exact names),
-// "^docker,lo" (everything but these prefixes), "^=eth0" (everything but
-// exactly these). Empty entries are ignored.
-class IfnameFilter {
- public:
-  static IfnameFilter parse(const std::string& spec);
-  bool matches(const std::string& ifname) const;
-  bool empty() const { return names_.empty(); }
-
- private:
-  bool exclude_ = false;
-  bool exact_ = false;
-  std::vector<std::string> names_;
-};
 
 // Link speed used when sysfs has none (virtual and loopback interfaces, or a
 // link that is down): NCCL's own default for an unknown socket device.
@@ -43,7 +29,8 @@ struct Interface {
   uint64_t guid = 0;
 };
 
-// One Interface per matching interface that is up and has an address of an
+// One Interface per interface that NCCL_SOCKET_IFNAME's list keeps
+// (ncclnet::NameList, NCCL's grammar), is up and has an address of an
 // allowed family (IPv6 link-local addresses are skipped: they need a scope to
 // be reachable). Without a filter spec: ib* interfaces if any, else every
 // interface but lo and docker*; loopback is used only when named.

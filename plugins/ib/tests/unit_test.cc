@@ -15,51 +15,12 @@
 #include "config.hpp"
 #include "devices.hpp"
 #include "gpu_memory.hpp"
-#include "hca_filter.hpp"
 #include "ibv_api.hpp"
 #include "mr_cache.hpp"
 #include "ncclnet/cuda_driver.hpp"
 
 namespace ncclnet::ib {
 namespace {
-
-TEST(HcaFilterTest, EmptyKeepsEverything) {
-  EXPECT_TRUE(HcaFilter("").keeps("mlx5_0", 1));
-}
-
-TEST(HcaFilterTest, PrefixMatchesByDefault) {
-  HcaFilter f("mlx5_1");
-  EXPECT_TRUE(f.keeps("mlx5_1", 1));
-  EXPECT_TRUE(f.keeps("mlx5_10", 1));
-  EXPECT_FALSE(f.keeps("mlx5_0", 1));
-}
-
-TEST(HcaFilterTest, EqualsMatchesExactly) {
-  HcaFilter f("=mlx5_1");
-  EXPECT_TRUE(f.keeps("mlx5_1", 2));
-  EXPECT_FALSE(f.keeps("mlx5_10", 1));
-}
-
-TEST(HcaFilterTest, CaretExcludes) {
-  HcaFilter f("^mlx5_0,mlx5_2:2");
-  EXPECT_FALSE(f.keeps("mlx5_0", 1));
-  EXPECT_TRUE(f.keeps("mlx5_2", 1));
-  EXPECT_FALSE(f.keeps("mlx5_2", 2));
-  EXPECT_TRUE(f.keeps("mlx5_3", 1));
-}
-
-TEST(HcaFilterTest, CaretThenEquals) {
-  HcaFilter f("^=mlx5_1");
-  EXPECT_FALSE(f.keeps("mlx5_1", 1));
-  EXPECT_TRUE(f.keeps("mlx5_10", 1));
-}
-
-TEST(HcaFilterTest, PortSelectsOnePort) {
-  HcaFilter f("mlx5_0:1,mlx5_1");
-  EXPECT_TRUE(f.keeps("mlx5_0", 1));
-  EXPECT_FALSE(f.keeps("mlx5_0", 2));
-  EXPECT_TRUE(f.keeps("mlx5_1", 2));
-}
 
 TEST(PortSpeedTest, WidthTimesLaneRate) {
   EXPECT_EQ(portSpeedMbps(2, 32), 100000);   // 4X EDR

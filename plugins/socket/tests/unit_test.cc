@@ -19,40 +19,8 @@
 namespace ncclnet::socket {
 namespace {
 
-TEST(IfnameFilter, PrefixList) {
-  IfnameFilter f = IfnameFilter::parse("eth,ib");
-  EXPECT_TRUE(f.matches("eth0"));
-  EXPECT_TRUE(f.matches("ib1"));
-  EXPECT_FALSE(f.matches("lo"));
-  EXPECT_FALSE(f.matches("veth0"));
-}
-
-TEST(IfnameFilter, Exact) {
-  IfnameFilter f = IfnameFilter::parse("=eth0,lo");
-  EXPECT_TRUE(f.matches("eth0"));
-  EXPECT_FALSE(f.matches("eth01"));
-  EXPECT_TRUE(f.matches("lo"));
-}
-
-TEST(IfnameFilter, Exclude) {
-  IfnameFilter f = IfnameFilter::parse("^docker,lo");
-  EXPECT_TRUE(f.matches("eth0"));
-  EXPECT_FALSE(f.matches("docker0"));
-  EXPECT_FALSE(f.matches("lo"));
-}
-
-TEST(IfnameFilter, ExcludeExact) {
-  IfnameFilter f = IfnameFilter::parse("^=eth0");
-  EXPECT_FALSE(f.matches("eth0"));
-  EXPECT_TRUE(f.matches("eth01"));
-}
-
-TEST(IfnameFilter, EmptyEntriesIgnored) {
-  IfnameFilter f = IfnameFilter::parse(",lo,,");
-  EXPECT_TRUE(f.matches("lo"));
-  EXPECT_FALSE(f.matches("eth0"));
-}
-
+// NCCL_SOCKET_IFNAME's grammar is the SDK's NameList (sdk/tests/name_list_test.cc);
+// here, only what the plugin does with it.
 TEST(Interfaces, LoopbackOnlyWhenAsked) {
   Logger log;
   for (const Interface& itf : findInterfaces("", AF_UNSPEC, log)) EXPECT_NE(itf.name, "lo");
@@ -63,6 +31,14 @@ TEST(Interfaces, LoopbackOnlyWhenAsked) {
   EXPECT_FALSE(lo[0].speedFromSysfs);
   EXPECT_TRUE(lo[0].pciPath.empty());
   EXPECT_TRUE(findInterfaces("no-such-if", AF_UNSPEC, log).empty());
+}
+
+TEST(Interfaces, ListIsReadAsNcclReadsIt) {
+  Logger log;
+  EXPECT_EQ(findInterfaces("=lo", AF_INET, log).size(), 1u);
+  EXPECT_EQ(findInterfaces("lo:1", AF_INET, log).size(), 1u);  // interfaces have no port
+  EXPECT_TRUE(findInterfaces("^", AF_INET, log).empty());      // '^' alone keeps nothing
+  EXPECT_TRUE(findInterfaces("=l", AF_INET, log).empty());
 }
 
 TEST(Wire, HandleRoundTrip) {
