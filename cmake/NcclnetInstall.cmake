@@ -14,7 +14,7 @@ set(NCCLNET_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/ncclnet-sdk)
 set(NCCLNET_DATA_DIR ${CMAKE_INSTALL_DATADIR}/ncclnet-sdk)
 
 install(DIRECTORY sdk/include/ncclnet DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
-install(TARGETS ncclnet_headers ncclnet_params ncclnet_plugin ncclnet_host ncclnet_cuda ncclnet_unpack
+install(TARGETS ncclnet_headers ncclnet_params ncclnet_blocks ncclnet_plugin ncclnet_host ncclnet_cuda ncclnet_unpack
         EXPORT ncclnet-sdk-targets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT dev
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -28,11 +28,6 @@ std::string errorText(const char* what) {
 
 }  // namespace
 
-void Fd::reset() {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
-}
-
 bool oobLocalAddress(const std::string& ifname, sockaddr_storage* out, std::string* why) {
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0) {
@@ -140,72 +135,39 @@ Progress oobAccept(const Fd& listener, Fd* accepted, std::string* why) {
   return Progress::kDone;
 }
 
-Progress oobSend(const Fd& fd, const void* buffer, size_t size, size_t* offset, std::string* why) {
+namespace {
+
+// One step of moving `size - *offset` bytes with `io` (sendSome/recvSome).
+template <typename Buffer, typename IoCall>
+Progress moveAll(const Fd& fd, Buffer* buffer, size_t size, size_t* offset, IoCall io,
+                 const char* what, std::string* why) {
   while (*offset < size) {
-    ssize_t n = ::send(fd.get(), static_cast<const char*>(buffer) + *offset, size - *offset,
-                       MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n > 0) {
-      *offset += static_cast<size_t>(n);
-      continue;
+    size_t moved = 0;
+    switch (io(fd.get(), buffer + *offset, size - *offset, &moved)) {
+      case Io::Moved: *offset += moved; break;
+      case Io::WouldBlock: return Progress::kPending;
+      case Io::Closed: *why = "peer closed the handshake connection"; return Progress::kFailed;
+      case Io::Failed: *why = errorText(what); return Progress::kFailed;
     }
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return Progress::kPending;
-    if (n < 0 && errno == EINTR) continue;
-    *why = errorText("send");
-    return Progress::kFailed;
   }
   return Progress::kDone;
+}
+
+}  // namespace
+
+Progress oobSend(const Fd& fd, const void* buffer, size_t size, size_t* offset, std::string* why) {
+  return moveAll(fd, static_cast<const char*>(buffer), size, offset, sendSome, "send", why);
 }
 
 Progress oobRecv(const Fd& fd, void* buffer, size_t size, size_t* offset, std::string* why) {
-  while (*offset < size) {
-    ssize_t n =
-        ::recv(fd.get(), static_cast<char*>(buffer) + *offset, size - *offset, MSG_DONTWAIT);
-    if (n > 0) {
-      *offset += static_cast<size_t>(n);
-      continue;
-    }
-    if (n == 0) {
-      *why = "peer closed the handshake connection";
-      return Progress::kFailed;
-    }
-    if (errno == EAGAIN || errno == EWOULDBLOCK) return Progress::kPending;
-    if (errno == EINTR) continue;
-    *why = errorText("recv");
-    return Progress::kFailed;
-  }
-  return Progress::kDone;
+  return moveAll(fd, static_cast<char*>(buffer), size, offset, recvSome, "recv", why);
 }
 
-void oobKeepAlive(const Fd& fd) {
-  int on = 1, idle = kKeepAliveIdleS, interval = kKeepAliveIntervalS, count = kKeepAliveProbes;
-  ::setsockopt(fd.get(), SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
-  ::setsockopt(fd.get(), IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
-  ::setsockopt(fd.get(), IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
-  ::setsockopt(fd.get(), IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
-}
-
-std::string addressString(const sockaddr_storage& addr) {
-  char host[INET6_ADDRSTRLEN] = "?";
-  int port = 0;
-  if (addr.ss_family == AF_INET) {
-    auto* in = reinterpret_cast<const sockaddr_in*>(&addr);
-    inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
-    port = ntohs(in->sin_port);
-  } else if (addr.ss_family == AF_INET6) {
-    auto* in6 = reinterpret_cast<const sockaddr_in6*>(&addr);
-    inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
-    port = ntohs(in6->sin6_port);
-  }
-  return std::string(host) + ":" + std::to_string(port);
-}
-
-}  // namespace ncclnet::ib
-
-namespace ncclnet::ib {
 std::string oobPeer(const Fd& fd) {
   sockaddr_storage addr{};
   socklen_t len = sizeof(addr);
   if (::getpeername(fd.get(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "?";
   return addressString(addr);
 }
+
 }  // namespace ncclnet::ib

@@ -11,41 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "ncclnet/socket_io.hpp"
+
 namespace ncclnet::ib {
 
-// An owned socket descriptor.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() { reset(); }
-  Fd(Fd&& other) noexcept : fd_(other.release()) {}
-  Fd& operator=(Fd&& other) noexcept {
-    if (this != &other) {
-      reset();
-      fd_ = other.release();
-    }
-    return *this;
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  int release() {
-    int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-  void reset();
-
- private:
-  int fd_ = -1;
-};
-
 // The address the handshake listens on: the first interface NCCL_SOCKET_IFNAME
-// selects ("[^]prefix,..."), else the first up, non-loopback IPv4 interface,
-// else 127.0.0.1.
+// keeps (NCCL's list grammar, ncclnet::NameList), else the first up,
+// non-loopback IPv4 interface, else 127.0.0.1.
 bool oobLocalAddress(const std::string& ifname, sockaddr_storage* out, std::string* why);
 
 // A non-blocking listening socket on `addr` with a kernel-chosen port;
@@ -61,20 +33,16 @@ Progress oobAccept(const Fd& listener, Fd* accepted, std::string* why);
 Progress oobSend(const Fd& fd, const void* buffer, size_t size, size_t* offset, std::string* why);
 Progress oobRecv(const Fd& fd, void* buffer, size_t size, size_t* offset, std::string* why);
 
-std::string addressString(const sockaddr_storage& addr);
-
 // A comm keeps its handshake connection as its peer's liveness signal: a
 // process that dies closes it at once. A host that dies or drops off the
 // network closes nothing; TCP keepalive declares it gone after
 // idle + probes * interval seconds (10 + 3 * 5 = 25 s).
-constexpr int kKeepAliveIdleS = 10;
-constexpr int kKeepAliveIntervalS = 5;
-constexpr int kKeepAliveProbes = 3;
-void oobKeepAlive(const Fd& fd);
+constexpr KeepAlive kOobKeepAlive{10, 5, 3};
+inline void oobKeepAlive(const Fd& fd) {
+  setKeepAlive(fd.get(), kOobKeepAlive);
+}
 
-}  // namespace ncclnet::ib
-
-namespace ncclnet::ib {
 // The address at the other end of a connected socket ("?" if unknown).
 std::string oobPeer(const Fd& fd);
+
 }  // namespace ncclnet::ib

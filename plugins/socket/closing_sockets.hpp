@@ -20,7 +20,7 @@
 #include <mutex>
 #include <vector>
 
-#include "fd.hpp"
+#include "ncclnet/socket_io.hpp"
 
 namespace ncclnet::socket {
 

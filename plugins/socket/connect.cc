@@ -24,6 +24,18 @@ bool retryable(int err) {
          err == ECONNRESET || err == EAGAIN;
 }
 
+// Options every connection gets: TCP_NODELAY (headers must not wait for
+// Nagle), keepalive and TCP_USER_TIMEOUT bounding how long a dead peer stays
+// unnoticed (keepalive probes while idle, the user timeout while data is
+// unacknowledged), and optional fixed buffer sizes.
+void tuneSocket(int fd, int peerTimeoutMs, int bufferBytes) {
+  setNoDelay(fd);
+  setKeepAlive(fd,
+               KeepAlive{std::max(1, peerTimeoutMs / 3000), std::max(1, peerTimeoutMs / 6000), 3});
+  setUserTimeout(fd, static_cast<unsigned>(peerTimeoutMs));
+  if (bufferBytes > 0) setBufferSizes(fd, bufferBytes);
+}
+
 int elapsedMs(Clock::time_point since) {
   return static_cast<int>(
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - since).count());

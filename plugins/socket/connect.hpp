@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "config.hpp"
-#include "fd.hpp"
+#include "ncclnet/socket_io.hpp"
 #include "interfaces.hpp"
 #include "recv_comm.hpp"
 #include "send_comm.hpp"

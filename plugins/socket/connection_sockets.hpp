@@ -13,7 +13,7 @@
 
 #include "closing_sockets.hpp"
 #include "config.hpp"
-#include "fd.hpp"
+#include "ncclnet/socket_io.hpp"
 #include "health.hpp"
 #include "ncclnet/unpack.hpp"
 #include "stream.hpp"

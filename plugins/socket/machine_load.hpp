@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "fd.hpp"
+#include "ncclnet/socket_io.hpp"
 
 namespace ncclnet::socket {
 

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "fd.hpp"
+#include "ncclnet/socket_io.hpp"
 #include "health.hpp"
 #include "machine_load.hpp"
 #include "timeline.hpp"

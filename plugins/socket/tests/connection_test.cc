@@ -7,7 +7,7 @@
 #include <cstring>
 #include <thread>
 
-#include "fd.hpp"
+#include "ncclnet/socket_io.hpp"
 #include "harness.hpp"
 #include "ncclnet/host/log_capture.hpp"
 #include "wire.hpp"
