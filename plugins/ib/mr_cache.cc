@@ -16,33 +16,22 @@ MrCache::MrCache(const IbvApi& api, ibv_pd* pd, bool relaxedOrdering)
       relaxedOrdering_(relaxedOrdering && api.regMrIova2 != nullptr),
       access_(kAccess |
               (relaxedOrdering_ ? static_cast<unsigned>(IBV_ACCESS_RELAXED_ORDERING) : 0u)),
-      pageSize_(static_cast<uintptr_t>(sysconf(_SC_PAGESIZE))) {}
+      cache_(static_cast<size_t>(sysconf(_SC_PAGESIZE)), true,
+             [&api](ibv_mr* mr) { api.deregMr(mr); }) {}
 
-MrCache::~MrCache() {
-  for (Entry& e : entries_) api_.deregMr(e.mr);
-}
+MrCache::~MrCache() = default;
 
 ibv_mr* MrCache::acquire(void* data, size_t size, const DmaBufRange* dmabuf, std::string* why) {
   auto addr = reinterpret_cast<uintptr_t>(data);
-  uintptr_t begin = addr & ~(pageSize_ - 1);
-  uintptr_t end = (addr + std::max<size_t>(size, 1) + pageSize_ - 1) & ~(pageSize_ - 1);
-  std::lock_guard<std::mutex> lock(mutex_);
-  // Any entry starting at or before `begin` may cover the range; entries
-  // can overlap, so look at every one that starts early enough.
-  auto it = std::upper_bound(entries_.begin(), entries_.end(), begin,
-                             [](uintptr_t b, const Entry& e) { return b < e.begin; });
-  for (auto e = entries_.begin(); e != it; ++e) {
-    if (e->end >= end) {
-      e->refs++;
-      return e->mr;
-    }
-  }
-  ibv_mr* mr = registerRange(addr, size, dmabuf, &begin, &end, why);
-  if (mr == nullptr) return nullptr;
-  it = std::upper_bound(entries_.begin(), entries_.end(), begin,
-                        [](uintptr_t b, const Entry& e) { return b < e.begin; });
-  entries_.insert(it, Entry{begin, end, mr, 1});
-  return mr;
+  decltype(cache_)::Entry* entry = nullptr;
+  int rc = cache_.acquire(
+      data, size,
+      [&](uintptr_t* begin, uintptr_t* end, ibv_mr** mr) {
+        *mr = registerRange(addr, size, dmabuf, begin, end, why);
+        return *mr != nullptr ? 0 : -1;
+      },
+      &entry);
+  return rc == 0 ? entry->handle : nullptr;
 }
 
 ibv_mr* MrCache::registerRange(uintptr_t data, size_t size, const DmaBufRange* dmabuf,
@@ -77,28 +66,15 @@ ibv_mr* MrCache::registerRange(uintptr_t data, size_t size, const DmaBufRange* d
 }
 
 bool MrCache::release(ibv_mr* mr) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  auto it =
-      std::find_if(entries_.begin(), entries_.end(), [mr](const Entry& e) { return e.mr == mr; });
-  if (it == entries_.end()) return false;
-  if (--it->refs == 0) {
-    api_.deregMr(it->mr);
-    entries_.erase(it);  // erase keeps the order lookups rely on
-  }
-  return true;
+  return cache_.releaseHandle(mr);
 }
 
 size_t MrCache::entries() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return entries_.size();
+  return cache_.registrations();
 }
 
 int MrCache::refsOf(const ibv_mr* mr) const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  for (const Entry& e : entries_) {
-    if (e.mr == mr) return e.refs;
-  }
-  return 0;
+  return cache_.refsOf(const_cast<ibv_mr*>(mr));
 }
 
 }  // namespace ncclnet::ib

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// sdk-ib: the registration cache behind regIsGlobal = 1. Registrations are
-// widened to whole pages and shared: a buffer inside a live registration
-// (the same buffer registered by another comm, or a sub-range of a pool)
-// takes a reference instead of a new ibv_reg_mr. Host memory, GPU memory
-// and dma-bufs share one cache: an entry is an address range of the PD,
-// however it was registered. Thread-safe: NCCL registers from its service
-// thread while the data path runs.
+// sdk-ib: the registrations behind regIsGlobal = 1: the SDK's registration
+// cache (whole pages, shared, reference counted) over ibv_reg_mr,
+// ibv_reg_mr_iova2 and ibv_reg_dmabuf_mr. A buffer inside a live
+// registration (the same buffer registered by another comm, or a sub-range
+// of a pool) takes a reference instead of a new registration. Host memory,
+// GPU memory and dma-bufs share one cache: an entry is an address range of
+// the PD, however it was registered. Locked: NCCL registers from its
+// service thread while the data path runs.
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -14,9 +15,9 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
-#include <vector>
 
 #include "ibv_api.hpp"
+#include "ncclnet/registration_cache.hpp"
 
 namespace ncclnet::ib {
 
@@ -55,15 +56,8 @@ class MrCache {
   int refsOf(const ibv_mr* mr) const;  // 0: not cached
 
  private:
-  struct Entry {
-    uintptr_t begin;
-    uintptr_t end;
-    ibv_mr* mr;
-    int refs;
-  };
-
   // A new MR for [*begin, *end), which a dma-buf registration may narrow
-  // to the buffer itself (mutex held).
+  // to the buffer itself.
   ibv_mr* registerRange(uintptr_t data, size_t size, const DmaBufRange* dmabuf, uintptr_t* begin,
                         uintptr_t* end, std::string* why);
 
@@ -71,9 +65,7 @@ class MrCache {
   ibv_pd* pd_;
   bool relaxedOrdering_;
   unsigned access_;
-  uintptr_t pageSize_;
-  mutable std::mutex mutex_;
-  std::vector<Entry> entries_;  // sorted by begin
+  RegistrationCache<ibv_mr*, std::mutex> cache_;
 };
 
 }  // namespace ncclnet::ib

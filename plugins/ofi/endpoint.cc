@@ -95,20 +95,9 @@ ncclResult_t Endpoint::open(const Nic& nic, const Config& config, const Logger& 
   self->address_.resize(length);
 
   size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  Endpoint* raw = self.get();
   auto dereg = [](void* handle) { fi_close(&static_cast<fid_mr*>(handle)->fid); };
-  self->hostCache_ = std::make_unique<MrCache>(
-      page, config.mrCache,
-      [raw](void* base, size_t len, void** handle) {
-        return raw->registerPages(base, len, NCCL_PTR_HOST, nullptr, handle);
-      },
-      dereg);
-  self->cudaCache_ = std::make_unique<MrCache>(
-      page, config.mrCache,
-      [raw](void* base, size_t len, void** handle) {
-        return raw->registerPages(base, len, NCCL_PTR_CUDA, nullptr, handle);
-      },
-      dereg);
+  self->hostCache_ = std::make_unique<MrCache>(page, config.mrCache, dereg);
+  self->cudaCache_ = std::make_unique<MrCache>(page, config.mrCache, dereg);
   ncclResult_t res = self->startWatchdog();
   if (res != ncclSuccess) return res;
   NCCLNET_INFO(log, NCCL_INIT | NCCL_NET, "endpoint open on %s/%s (%zu-byte address, mr_mode 0x%x)",
@@ -258,6 +247,12 @@ void Endpoint::retire(std::unique_ptr<Retirable> object) {
   if (!object->quiescent()) retired_.push_back(std::move(object));
 }
 
+MrCache::RegisterFn Endpoint::pagesOf(int type) {
+  return [this, type](uintptr_t* begin, uintptr_t* end, void** handle) {
+    return registerPages(reinterpret_cast<void*>(*begin), *end - *begin, type, nullptr, handle);
+  };
+}
+
 int Endpoint::registerPages(void* base, size_t length, int type, const DmaBufRegion* dmabuf,
                             void** handle) {
   iovec iov{base, length};
@@ -305,7 +300,7 @@ ncclResult_t Endpoint::regMr(void* data, size_t size, int type, void** mhandle) 
     return ncclInvalidArgument;
   }
   MrCache::Entry* entry = nullptr;
-  int rc = cacheFor(type).acquire(data, size, &entry);
+  int rc = cacheFor(type).acquire(data, size, pagesOf(type), &entry);
   if (rc != 0) return resultFor(rc);
   *mhandle = entry;
   return ncclSuccess;
@@ -315,7 +310,9 @@ ncclResult_t Endpoint::regMrDmaBuf(void* data, size_t size, uint64_t offset, int
                                    void** mhandle) {
   // GPU memory either way: a registration of the same pages by address may
   // serve this request, and this one may serve a later regMr of them.
-  auto viaFd = [&](void* base, size_t length, void** handle) {
+  auto viaFd = [&](uintptr_t* begin, uintptr_t* end, void** handle) {
+    auto* base = reinterpret_cast<void*>(*begin);
+    size_t length = *end - *begin;
     // The cache registers whole pages: the dma-buf range starts as many
     // bytes before `offset` as the first page starts before `data`.
     auto lead = static_cast<uint64_t>(static_cast<char*>(data) - static_cast<char*>(base));
@@ -357,7 +354,7 @@ ncclResult_t Endpoint::controlDescriptor(const void* data, size_t size, void** d
   *desc = nullptr;
   *entry = nullptr;
   if (!needsLocalMr()) return ncclSuccess;
-  int rc = hostCache_->acquire(data, size, entry);
+  int rc = hostCache_->acquire(data, size, pagesOf(NCCL_PTR_HOST), entry);
   if (rc != 0) return resultFor(rc);
   *desc = fi_mr_desc(static_cast<fid_mr*>((*entry)->handle));
   return ncclSuccess;

@@ -33,12 +33,16 @@
 #include "discovery.hpp"
 #include "dmabuf.hpp"
 #include "fid.hpp"
-#include "mr_cache.hpp"
 #include "ncclnet/log.hpp"
+#include "ncclnet/registration_cache.hpp"
 #include "remote.hpp"
 #include "stray.hpp"
 
 namespace ncclnet::ofi {
+
+// Registrations by page, shared when NCCLNET_OFI_MR_CACHE is on; an entry is
+// the mhandle NCCL holds. The endpoint serializes every call (NoLock).
+using MrCache = RegistrationCache<void*, NoLock>;
 
 // An object closed by NCCL while libfabric still held some of its contexts:
 // the endpoint keeps it until they have all come back (or the endpoint is
@@ -117,6 +121,8 @@ class Endpoint {
   // `dmabuf` null: the pages by address; else the same pages through the
   // dma-buf that holds them.
   int registerPages(void* base, size_t length, int type, const DmaBufRegion* dmabuf, void** handle);
+  // The cache's register function for `type` by address.
+  MrCache::RegisterFn pagesOf(int type);
   MrCache& cacheFor(int type) { return type == NCCL_PTR_CUDA ? *cudaCache_ : *hostCache_; }
 
   // Pings and their answers (remote.hpp): receives kept posted for them.
