@@ -42,11 +42,13 @@ const std::vector<RuleInfo>& allRules() {
       RULE(MaxCommsPositive, MUST, "maxComms connections can be open at once"),
       RULE(MaxRecvsInRange, SHOULD, "maxRecvs is in 1..8"),
       RULE(DeviceTypeKnown, MUST, "netDeviceType is HOST, or UNPACK at netDeviceVersion 7"),
-      RULE(MaxBytesInRange, MUST, "maxP2pBytes and maxCollBytes are in (0, 1 TiB]"),
+      RULE(MaxBytesInRange, MUST, "maxP2pBytes is in (0, 1 TiB]"),
       RULE(VirtualDevicesValid, MUST,
-           "vProps lists valid physical devices, no more than the ABI allows"),
+           "vProps.ndevs is not above the ABI's NCCL_NET_MAX_DEVS_PER_NIC, which NCCL's version "
+           "shims copy"),
       RULE(NewerFieldsValid, SHOULD,
-           "maxMultiRequestSize >= 1 and railId/planeId are UNDEF or valid"),
+           "maxMultiRequestSize >= 1, railId/planeId UNDEF or valid, the net table's "
+           "maxCollBytes in (0, 1 TiB]"),
       RULE(ListenNeverBlocks, MUST,
            "listen never blocks; a listen may be closed without any accept"),
       RULE(ConnectAcceptNeverBlock, MUST,
@@ -86,6 +88,9 @@ const std::vector<RuleInfo>& allRules() {
       RULE(ReinitAfterLastFinalize, MUST,
            "init works again on the same load once every context was finalized"),
       RULE(ReloadAfterUnload, MUST, "init works after the library was closed and opened again"),
+      RULE(PhysicalDeviceListsItself, SHOULD,
+           "vProps of a device lists 1 to the ABI's width of existing devices; a physical one "
+           "itself"),
       RULE(PeerDeathSurfaces, SHOULD,
            "a dead peer surfaces as an error within a bounded time, never as a hang"),
       RULE(CloseWithRequestsInFlight, MUST, "comms close cleanly with requests in flight"),

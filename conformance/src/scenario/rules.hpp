@@ -54,6 +54,7 @@ enum class Rule : int {
   ProfilerEventsWellFormed = 41,
   ReinitAfterLastFinalize = 42,
   ReloadAfterUnload = 43,
+  PhysicalDeviceListsItself = 44,
   PeerDeathSurfaces = 50,
   CloseWithRequestsInFlight = 51,
   NoLeaks = 52,
