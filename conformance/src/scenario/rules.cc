@@ -60,7 +60,8 @@ const std::vector<RuleInfo>& allRules() {
       RULE(RegMrDmaBuf, MUST,
            "regMrDmaBuf registers a dma-buf range; the fd may be closed right after the call"),
       RULE(DeregMrReleases, MUST, "deregMr releases every handle, before the comm is closed"),
-      RULE(InFlightLimits, MUST, "32 requests per comm and 32 x maxRecvs isends can be in flight"),
+      RULE(InFlightLimits, MUST,
+           "a comm takes as many requests as NCCL keeps in flight on it: 8 per connection"),
       RULE(
           NullRequestRetry, MUST,
           "a request the plugin cannot take yet is NULL in *request (try again), never an error or "
@@ -91,6 +92,9 @@ const std::vector<RuleInfo>& allRules() {
       RULE(PhysicalDeviceListsItself, SHOULD,
            "vProps of a device lists 1 to the ABI's width of existing devices; a physical one "
            "itself"),
+      RULE(ReadmeRequestLimits, SHOULD,
+           "a comm takes the README's 32 requests (32 x maxRecvs isends) and beyond what it "
+           "takes answers NULL, never an error or a stale value"),
       RULE(PeerDeathSurfaces, SHOULD,
            "a dead peer surfaces as an error within a bounded time, never as a hang"),
       RULE(CloseWithRequestsInFlight, MUST, "comms close cleanly with requests in flight"),

@@ -55,6 +55,7 @@ enum class Rule : int {
   ReinitAfterLastFinalize = 42,
   ReloadAfterUnload = 43,
   PhysicalDeviceListsItself = 44,
+  ReadmeRequestLimits = 45,
   PeerDeathSurfaces = 50,
   CloseWithRequestsInFlight = 51,
   NoLeaks = 52,
