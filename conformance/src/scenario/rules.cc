@@ -95,6 +95,8 @@ const std::vector<RuleInfo>& allRules() {
       RULE(ReadmeRequestLimits, SHOULD,
            "a comm takes the README's 32 requests (32 x maxRecvs isends) and beyond what it "
            "takes answers NULL, never an error or a stale value"),
+      RULE(FlushOfHostMemory, SHOULD,
+           "iflush after a receive into host memory returns NULL or a request that completes"),
       RULE(PeerDeathSurfaces, SHOULD,
            "a dead peer surfaces as an error within a bounded time, never as a hang"),
       RULE(CloseWithRequestsInFlight, MUST, "comms close cleanly with requests in flight"),

@@ -56,6 +56,7 @@ enum class Rule : int {
   ReloadAfterUnload = 43,
   PhysicalDeviceListsItself = 44,
   ReadmeRequestLimits = 45,
+  FlushOfHostMemory = 46,
   PeerDeathSurfaces = 50,
   CloseWithRequestsInFlight = 51,
   NoLeaks = 52,
