@@ -106,10 +106,13 @@ const std::vector<RuleInfo>& allRules() {
       RULE(BadMhandlesRejected, SHOULD,
            "an mhandle regMr never returned is refused without a crash"),
       RULE(StrayConnectionsIgnored, MUST,
-           "a connection to the listen endpoint that is not a peer neither fails accept nor keeps "
-           "the real peer out"),
+           "a connection to the listen endpoint that closes at once or sends what is not a hello "
+           "neither fails accept nor keeps the real peer out"),
       RULE(FailedConnectIsolated, SHOULD,
            "a connect that cannot succeed harms only its own comm: later connects still work"),
+      RULE(SilentStraysTolerated, SHOULD,
+           "a stray that stays silent, stops halfway through a hello or replays one keeps no real "
+           "peer out"),
       RULE(NcclJobsSucceed, MUST,
            "real NCCL jobs over the plugin end with exact results, every channel through it, in "
            "bounded time"),

@@ -64,6 +64,7 @@ enum class Rule : int {
   BadMhandlesRejected = 54,
   StrayConnectionsIgnored = 55,
   FailedConnectIsolated = 56,
+  SilentStraysTolerated = 57,
   NcclJobsSucceed = 60,
 };
 
