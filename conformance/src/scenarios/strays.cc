@@ -7,9 +7,9 @@
 // send random bytes, which NCCL's own sockets drop (src/misc/socket.cc
 // socketFinalizeAccept, socketResetAccept); rule 57 (SHOULD) for the silent,
 // stalled and replayed ones, which hold up NCCL's own Socket transport too.
-// The endpoint is found without knowing
-// the handle format: the listening sockets the listen added to the process
-// (those whose port the handle carries, when it carries any).
+// The endpoint is found without knowing the handle format: the listening
+// sockets the listen added to the process (those whose port the handle
+// carries, when it carries any).
 // Rank 0 listens, rank 1 connects for real, rank 2 writes the strays.
 #include <fcntl.h>
 #include <netinet/in.h>
