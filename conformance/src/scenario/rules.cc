@@ -42,11 +42,13 @@ const std::vector<RuleInfo>& allRules() {
       RULE(MaxCommsPositive, MUST, "maxComms connections can be open at once"),
       RULE(MaxRecvsInRange, SHOULD, "maxRecvs is in 1..8"),
       RULE(DeviceTypeKnown, MUST, "netDeviceType is HOST, or UNPACK at netDeviceVersion 7"),
-      RULE(MaxBytesInRange, MUST, "maxP2pBytes and maxCollBytes are in (0, 1 TiB]"),
+      RULE(MaxBytesInRange, MUST, "maxP2pBytes is in (0, 1 TiB]"),
       RULE(VirtualDevicesValid, MUST,
-           "vProps lists valid physical devices, no more than the ABI allows"),
+           "vProps.ndevs is not above the ABI's NCCL_NET_MAX_DEVS_PER_NIC, which NCCL's version "
+           "shims copy"),
       RULE(NewerFieldsValid, SHOULD,
-           "maxMultiRequestSize >= 1 and railId/planeId are UNDEF or valid"),
+           "maxMultiRequestSize >= 1, railId/planeId UNDEF or valid, the net table's "
+           "maxCollBytes in (0, 1 TiB]"),
       RULE(ListenNeverBlocks, MUST,
            "listen never blocks; a listen may be closed without any accept"),
       RULE(ConnectAcceptNeverBlock, MUST,
@@ -58,7 +60,8 @@ const std::vector<RuleInfo>& allRules() {
       RULE(RegMrDmaBuf, MUST,
            "regMrDmaBuf registers a dma-buf range; the fd may be closed right after the call"),
       RULE(DeregMrReleases, MUST, "deregMr releases every handle, before the comm is closed"),
-      RULE(InFlightLimits, MUST, "32 requests per comm and 32 x maxRecvs isends can be in flight"),
+      RULE(InFlightLimits, MUST,
+           "a comm takes as many requests as NCCL keeps in flight on it: 8 per connection"),
       RULE(
           NullRequestRetry, MUST,
           "a request the plugin cannot take yet is NULL in *request (try again), never an error or "
@@ -86,6 +89,14 @@ const std::vector<RuleInfo>& allRules() {
       RULE(ReinitAfterLastFinalize, MUST,
            "init works again on the same load once every context was finalized"),
       RULE(ReloadAfterUnload, MUST, "init works after the library was closed and opened again"),
+      RULE(PhysicalDeviceListsItself, SHOULD,
+           "vProps of a device lists 1 to the ABI's width of existing devices; a physical one "
+           "itself"),
+      RULE(ReadmeRequestLimits, SHOULD,
+           "a comm takes the README's 32 requests (32 x maxRecvs isends) and beyond what it "
+           "takes answers NULL, never an error or a stale value"),
+      RULE(FlushOfHostMemory, SHOULD,
+           "iflush after a receive into host memory returns NULL or a request that completes"),
       RULE(PeerDeathSurfaces, SHOULD,
            "a dead peer surfaces as an error within a bounded time, never as a hang"),
       RULE(CloseWithRequestsInFlight, MUST, "comms close cleanly with requests in flight"),
@@ -95,10 +106,13 @@ const std::vector<RuleInfo>& allRules() {
       RULE(BadMhandlesRejected, SHOULD,
            "an mhandle regMr never returned is refused without a crash"),
       RULE(StrayConnectionsIgnored, MUST,
-           "a connection to the listen endpoint that is not a peer neither fails accept nor keeps "
-           "the real peer out"),
+           "a connection to the listen endpoint that closes at once or sends what is not a hello "
+           "neither fails accept nor keeps the real peer out"),
       RULE(FailedConnectIsolated, SHOULD,
            "a connect that cannot succeed harms only its own comm: later connects still work"),
+      RULE(SilentStraysTolerated, SHOULD,
+           "a stray that stays silent, stops halfway through a hello or replays one keeps no real "
+           "peer out"),
       RULE(NcclJobsSucceed, MUST,
            "real NCCL jobs over the plugin end with exact results, every channel through it, in "
            "bounded time"),

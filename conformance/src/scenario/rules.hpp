@@ -54,6 +54,9 @@ enum class Rule : int {
   ProfilerEventsWellFormed = 41,
   ReinitAfterLastFinalize = 42,
   ReloadAfterUnload = 43,
+  PhysicalDeviceListsItself = 44,
+  ReadmeRequestLimits = 45,
+  FlushOfHostMemory = 46,
   PeerDeathSurfaces = 50,
   CloseWithRequestsInFlight = 51,
   NoLeaks = 52,
@@ -61,6 +64,7 @@ enum class Rule : int {
   BadMhandlesRejected = 54,
   StrayConnectionsIgnored = 55,
   FailedConnectIsolated = 56,
+  SilentStraysTolerated = 57,
   NcclJobsSucceed = 60,
 };
 

@@ -82,11 +82,48 @@ void ptrSupport(Ctx& c) {
 void deviceType(Ctx& c) {
   expectNone(c, ncclnet::host::PropertyRule::DeviceType, Rule::DeviceTypeKnown);
 }
+// NCCL checks maxP2pBytes of the net table (src/transport/net.cc
+// sendProxySetup/recvProxySetup) and maxCollBytes of the CollNet table
+// (src/transport/coll_net.cc); the net table's maxCollBytes is read by no
+// code of NCCL 2.28 or 2.30, so its range is rule 20's (SHOULD).
 void maxBytes(Ctx& c) {
-  expectNone(c, ncclnet::host::PropertyRule::MaxBytes, Rule::MaxBytesInRange);
+  ncclnet::host::PluginShape shape{c.version(), c.devices(),
+                                   c.net().provides(ncclnet::host::Optional::RegMrDmaBuf)};
+  // Every device's maxP2pBytes first: a MUST finding must not hide behind
+  // a SHOULD one.
+  for (bool p2p : {true, false}) {
+    eachDevice(c, [&](int d, const ncclNetProperties_v12_t& p) {
+      for (const ncclnet::host::PropertyFinding& f :
+           ncclnet::host::checkDeviceProperties(shape, d, p)) {
+        if (f.rule != ncclnet::host::PropertyRule::MaxBytes) continue;
+        if ((f.field == "maxCollBytes") == p2p) continue;
+        CONF_EXPECT(false, p2p ? Rule::MaxBytesInRange : Rule::NewerFieldsValid,
+                    "device %d '%s': %s", d, nameOf(p), f.message.c_str());
+      }
+    });
+  }
 }
+// Rule 19 is what NCCL reads of a device that devices() reported, i.e. a
+// physical one: only the version shims copy its vProps, vProps.ndevs
+// entries into the next version's array (NCCL 2.28 src/plugin/net/net_v10.cc
+// ncclNet_getProperties; 2.30 net_v9.cc .. net_v11.cc), so a count above the
+// ABI's width overruns NCCL's struct. The list itself is read only for
+// devices makeVDevice created (src/graph/topo.cc ncclTopoGetVNicParent),
+// never for these; NCCL's own Socket transport leaves vProps unwritten. No
+// release shims v12 yet (2.30 reads it as it is), so there the width is
+// rule 44's too, like the list naming the device itself or existing devices.
 void vProps(Ctx& c) {
-  expectNone(c, ncclnet::host::PropertyRule::VirtualDevices, Rule::VirtualDevicesValid);
+  int width = c.version() >= 12  ? NCCL_NET_MAX_DEVS_PER_NIC_V12
+              : c.version() >= 9 ? NCCL_NET_MAX_DEVS_PER_NIC_V11
+                                 : 1;
+  Rule overrun = c.version() >= 12 ? Rule::PhysicalDeviceListsItself : Rule::VirtualDevicesValid;
+  eachDevice(c, [&](int d, const ncclNetProperties_v12_t& p) {
+    CONF_EXPECT(p.vProps.ndevs <= width, overrun,
+                "device %d '%s': vProps.ndevs %d is above %d, the width of ABI v%d: NCCL's "
+                "version shims copy vProps.ndevs entries into arrays of that width",
+                d, nameOf(p), p.vProps.ndevs, width, c.version());
+  });
+  expectNone(c, ncclnet::host::PropertyRule::VirtualDevices, Rule::PhysicalDeviceListsItself);
 }
 void newerFields(Ctx& c) {
   expectNone(c, ncclnet::host::PropertyRule::NewerFields, Rule::NewerFieldsValid);
@@ -179,13 +216,15 @@ void addPropertiesScenarios(std::vector<Scenario>& out) {
                  .rule = Rule::MaxBytesInRange,
                  .ranks = 1,
                  .run = maxBytes,
-                 .summary = "maxP2pBytes, maxCollBytes in (0, 1 TiB]"});
+                 .summary = "maxP2pBytes in (0, 1 TiB]; the net table's maxCollBytes too "
+                            "(SHOULD, rule 20)"});
   out.push_back({.area = "Properties",
                  .name = "VirtualDeviceProps",
                  .rule = Rule::VirtualDevicesValid,
                  .ranks = 1,
                  .run = vProps,
-                 .summary = "vProps.ndevs within the ABI's width, devs are devices"});
+                 .summary = "vProps.ndevs within the ABI's width (MUST); the list names the "
+                            "device itself or other devices (SHOULD, rule 44)"});
   out.push_back({.area = "Properties",
                  .name = "NewerFieldsValid",
                  .rule = Rule::NewerFieldsValid,

@@ -14,12 +14,16 @@ namespace {
 
 void bothComms(Ctx& c) {
   void* comm = c.link(0, 1, "connection");
-  // The same buffer registered twice gives two handles, both usable.
+  // The same buffer registered twice gives two handles, both usable. A
+  // handle is opaque to NCCL, NULL included: src/transport/net.cc
+  // sendProxyConnect/recvProxyConnect store what regMr wrote for the
+  // connection's buffers and hand it back to isend, irecv and deregMr
+  // unchecked, and NCCL's own Socket transport (ncclNetSocketRegMr) writes
+  // nothing.
   Buffer buf(1 << 20);
   void* first = c.reg(comm, buf.data(), buf.size());
   void* second = c.reg(comm, buf.data(), buf.size());
-  CONF_EXPECT(first != nullptr || second != nullptr, Rule::RegMrHostAndCuda,
-              "regMr returned NULL handles");
+  if (first == nullptr && second == nullptr) c.note("regMr gave NULL handles (NCCL accepts them)");
   c.dereg(comm, first);
   c.transfer(comm, 0, 1, 1 << 20, 25);
   c.dereg(comm, second);

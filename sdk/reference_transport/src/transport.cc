@@ -151,6 +151,9 @@ ncclResult_t Transport::post(const ProxyOpSpec& spec, std::shared_ptr<OpCompleti
       return ncclInvalidArgument;
     }
     if (!c.needsProxyProgress) continue;  // the plugin's device side moves it
+    // A registered sub carries the handle regMr gave: NCCL posts one only
+    // when that handle was not NULL (src/transport/net.cc netRegisterBuffer;
+    // runRound falls back to the connection's buffers as NCCL does).
     if (sub.userBuffer != nullptr || sub.userMhandle != nullptr) {
       size_t steps = std::max<size_t>(1, divUp(sub.userBytes, core_->config.maxNetSize));
       if (spec.protocol != Protocol::Simple || spec.sliceSteps != 1 || sub.userMhandle == nullptr ||

@@ -26,7 +26,9 @@ ncclResult_t TransportState::registerUserBuffer(ConnectionState& c, void* data, 
     RT_CHECK(log, net.regMr(c.netComm, data, size, type, mhandle));
     (device ? deviceRegistrations : hostRegistrations)++;
   }
-  c.userMhandles.push_back(*mhandle);
+  // NCCL keeps no NULL handle (src/transport/net.cc netRegisterBuffer), so
+  // it never deregisters one either.
+  if (*mhandle != nullptr) c.userMhandles.push_back(*mhandle);
   return ncclSuccess;
 }
 

@@ -144,11 +144,32 @@ ncclResult_t launchAndWait(std::map<Rank*, RankPlan>& plan, const RoundOptions& 
 
 }  // namespace
 
-ncclResult_t runRound(const std::vector<Transfer>& transfers, const RoundOptions& o,
+ncclResult_t runRound(const std::vector<Transfer>& transfers, const RoundOptions& options,
                       std::chrono::milliseconds timeout, std::string* why) {
-  if (o.registered && (o.protocol != Protocol::Simple || o.sliceSteps != 1)) {
+  if (options.registered && (options.protocol != Protocol::Simple || options.sliceSteps != 1)) {
     *why = "registered buffers take SIMPLE with sliceSteps 1";
     return ncclInvalidArgument;
+  }
+  RoundOptions o = options;
+  // Every end's user buffer is registered before the steps are planned: a
+  // NULL mhandle is a registration NCCL does not use (src/transport/net.cc
+  // netRegisterBuffer takes it as a failure and src/enqueue.cc
+  // addP2pToPlan then copies through the connection's buffers), so the
+  // round then runs unregistered, and the buffers go when it ends.
+  std::map<std::pair<const Transfer*, bool>, std::unique_ptr<UserBuffer>> made;
+  if (o.registered) {
+    for (const Transfer& t : transfers) {
+      for (bool sending : {true, false}) {
+        Connection* end = sending ? t.send : t.recv;
+        if (end == nullptr) continue;
+        std::unique_ptr<UserBuffer> b;
+        ncclResult_t res =
+            makeUserBuffer(*(sending ? t.sendRank : t.recvRank), end, t.nbytes, &b, why);
+        if (res != ncclSuccess) return res;
+        if (b->mhandle == nullptr) o.registered = false;
+        made[{&t, sending}] = std::move(b);
+      }
+    }
   }
   std::map<Rank*, RankPlan> plan;
   std::vector<std::unique_ptr<UserBuffer>> userBuffers;  // outlive the round's waits
@@ -181,9 +202,7 @@ ncclResult_t runRound(const std::vector<Transfer>& transfers, const RoundOptions
       w.connection = end->device();
       w.userBuffer = nullptr;
       if (o.registered) {
-        std::unique_ptr<UserBuffer> b;
-        ncclResult_t res = makeUserBuffer(*rank, end, t.nbytes, &b, why);
-        if (res != ncclSuccess) return res;
+        std::unique_ptr<UserBuffer> b = std::move(made[{&t, sending}]);
         sub.userBuffer = b->memory.cpu();
         sub.userBytes = t.nbytes;
         sub.userMhandle = b->mhandle;

@@ -47,6 +47,24 @@ TEST(RegisteredBuffers, RingConnectionsAndMisuse) {
   EXPECT_EQ(s.links()[0]->send->deregisterBuffer(&dummy), ncclInvalidArgument);
 }
 
+// A NULL handle from regMr is a registration NCCL does not use
+// (src/transport/net.cc netRegisterBuffer): the round copies through the
+// connection's buffers instead, and nothing deregisters the NULL handle.
+TEST(RegisteredBuffers, NullHandleFallsBackToConnectionBuffers) {
+  TransportConfig c = TransportConfig::shrunk();
+  c.maxNetSize = 65536;
+  Scenario s;
+  std::string why;
+  ASSERT_EQ(s.start(testnetPath(), 2, c, &why), ncclSuccess) << why;
+  ASSERT_EQ(s.ring(2, false, false, &why), ncclSuccess) << why;
+  int deregs = s.net().deregMrs.load();
+  s.net().nullMhandles = true;
+  ASSERT_EQ(s.randomRounds(3, 200000, RoundOptions{.registered = true}, 18, &why), ncclSuccess)
+      << why;
+  EXPECT_EQ(s.net().deregMrs.load(), deregs);
+  s.net().nullMhandles = false;
+}
+
 TEST(GpuDirectPath, FlushAfterSimpleReceivesOnly) {
   Scenario s;
   std::string why;

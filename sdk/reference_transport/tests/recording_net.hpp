@@ -22,6 +22,9 @@ class RecordingNet final : public host::NetView {
   std::atomic<int> deviceHandleAccepts{0};  // accepts that completed holding a handle
   std::atomic<int> groupedHints{0};         // the optional hint on an irecv with n > 1
   std::vector<int> regTypes;                // every regMr type, in order
+  // regMr succeeds with a NULL handle, as NCCL's own Socket transport does
+  // (the plugin's own registration is released at once).
+  std::atomic<bool> nullMhandles{false};
   std::mutex mutex;
 
   int version() const override { return inner_.version(); }
@@ -57,7 +60,12 @@ class RecordingNet final : public host::NetView {
       std::lock_guard<std::mutex> lock(mutex);
       regTypes.push_back(type);
     }
-    return inner_.regMr(c, data, size, type, mh);
+    ncclResult_t res = inner_.regMr(c, data, size, type, mh);
+    if (res == ncclSuccess && nullMhandles) {
+      res = inner_.deregMr(c, *mh);
+      *mh = nullptr;
+    }
+    return res;
   }
   ncclResult_t regMrDmaBuf(void* c, void* data, size_t size, int type, uint64_t off, int fd,
                            void** mh) override {
