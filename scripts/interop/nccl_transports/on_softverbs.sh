@@ -20,10 +20,11 @@
 #   NCCL_SOCKET_IFNAME=lo (unless set)  the out-of-band socket NCCL's IB opens
 #                    beside the QPs, on the interface softverbs' peers share.
 set -euo pipefail
-lib=$(realpath "${1:?usage: on_softverbs.sh LIBSOFTVERBS COMMAND [ARG...]}")
+lib=${1:?usage: on_softverbs.sh LIBSOFTVERBS COMMAND [ARG...]}
 shift
 [ $# -gt 0 ] || { echo "on_softverbs.sh: no command" >&2; exit 2; }
 [ -f "$lib" ] || { echo "on_softverbs.sh: $lib: no such file" >&2; exit 2; }
+lib=$(realpath "$lib")
 dir=$(mktemp -d "${TMPDIR:-/tmp}/nccl-ib-softverbs.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 ln -s "$lib" "$dir/libibverbs.so"
