@@ -30,10 +30,9 @@
 #
 #   NCCL_SOCKET_IFNAME=lo build/conformance/ncclnet-conformance \
 #     --plugin OUT_DIR/libnccl-net-nccl-socket.so --abi v11
-#   # IB on softverbs: NCCL dlopens libibverbs.so by name, so a directory
-#   # with that name linked to softverbs goes first on LD_LIBRARY_PATH:
-#   mkdir -p /tmp/sv && ln -sf $PWD/build/sdk/testing/devices/softverbs/libsoftverbs.so /tmp/sv/libibverbs.so
-#   LD_LIBRARY_PATH=/tmp/sv NCCL_SOCKET_IFNAME=lo build/conformance/ncclnet-conformance \
+#   # IB on softverbs (on_softverbs.sh says what it sets and why):
+#   scripts/interop/nccl_transports/on_softverbs.sh \
+#     build/sdk/testing/devices/softverbs/libsoftverbs.so build/conformance/ncclnet-conformance \
 #     --plugin OUT_DIR/libnccl-net-nccl-ib.so --abi v11
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -106,15 +105,16 @@ compile() {
   for p in "${pids[@]}"; do wait "$p"; done
 }
 
-# link NAME SOURCE...: libnccl-net-NAME.so. Only ncclNetPlugin_v11 leaves the
-# library; --no-undefined proves it needs neither libnccl nor libcudart.
+# link NAME LDFLAGS SOURCE...: libnccl-net-NAME.so. Only ncclNetPlugin_v11
+# leaves the library; --no-undefined proves it needs neither libnccl nor
+# libcudart. LDFLAGS (one word, may be empty) is the subject's own.
 echo '{ global: ncclNetPlugin_v11; local: *; };' >"$obj/exports.map"
 link() {
-  local name=$1 lib=$out/libnccl-net-$1.so exported
-  shift
+  local name=$1 extra=$2 lib=$out/libnccl-net-$1.so exported
+  shift 2
   compile "${common[@]}" "$@"
   "$cxx" -shared -o "$lib" "${objects[@]}" -Wl,--version-script="$obj/exports.map" \
-    -Wl,--no-undefined -Wl,-soname,"libnccl-net-$name.so" -lpthread -ldl
+    -Wl,--no-undefined -Wl,-soname,"libnccl-net-$name.so" ${extra:+"$extra"} -lpthread -ldl
   exported=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep -v '^_' || true)
   [ "$exported" = "ncclNetPlugin_v11" ] || { echo "build.sh: $lib exports: $exported" >&2; exit 1; }
   echo "build.sh: $lib (NCCL $label, $commit)"
@@ -123,8 +123,13 @@ link() {
 : >"$out/NCCL_VERSION"
 for subject in ${SUBJECTS:-socket ib}; do
   case $subject in
-    socket) link nccl-socket "${socket_sources[@]}" ;;
-    ib) link nccl-ib "${ib_sources[@]}" ;;
+    socket) link nccl-socket "" "${socket_sources[@]}" ;;
+    # Resident once loaded (-z nodelete), as in NCCL, where the transport is
+    # part of libnccl: its init starts a detached thread per device running
+    # net_ib.cc's ncclIbAsyncThreadMain, and finalize stops none of them nor
+    # closes a device (ncclIbFinalizeDevices only counts down), so unmapping
+    # the code after a dlclose would crash those threads.
+    ib) link nccl-ib -Wl,-z,nodelete "${ib_sources[@]}" ;;
     *) echo "build.sh: unknown subject $subject (socket, ib)" >&2; exit 2 ;;
   esac
   echo "nccl-$subject NCCL $label $commit" >>"$out/NCCL_VERSION"

@@ -568,6 +568,34 @@ SOFTVERBS_EXPORT const char* ibv_port_state_str(ibv_port_state state) {
   }
 }
 
+// NCCL's IB transport loads this symbol with the others and fails its init
+// without it; it names an async event in its logs (the texts libibverbs uses).
+SOFTVERBS_EXPORT const char* ibv_event_type_str(ibv_event_type event) {
+  switch (event) {
+    case IBV_EVENT_CQ_ERR: return "CQ error";
+    case IBV_EVENT_QP_FATAL: return "local work queue catastrophic error";
+    case IBV_EVENT_QP_REQ_ERR: return "invalid request local work queue error";
+    case IBV_EVENT_QP_ACCESS_ERR: return "local access violation work queue error";
+    case IBV_EVENT_COMM_EST: return "communication established";
+    case IBV_EVENT_SQ_DRAINED: return "send queue drained";
+    case IBV_EVENT_PATH_MIG: return "path migrated";
+    case IBV_EVENT_PATH_MIG_ERR: return "path migration request error";
+    case IBV_EVENT_DEVICE_FATAL: return "local catastrophic error";
+    case IBV_EVENT_PORT_ACTIVE: return "port active";
+    case IBV_EVENT_PORT_ERR: return "port error";
+    case IBV_EVENT_LID_CHANGE: return "LID change";
+    case IBV_EVENT_PKEY_CHANGE: return "P_Key change";
+    case IBV_EVENT_SM_CHANGE: return "SM change";
+    case IBV_EVENT_SRQ_ERR: return "SRQ catastrophic error";
+    case IBV_EVENT_SRQ_LIMIT_REACHED: return "SRQ limit reached";
+    case IBV_EVENT_QP_LAST_WQE_REACHED: return "last WQE reached";
+    case IBV_EVENT_CLIENT_REREGISTER: return "client reregistration";
+    case IBV_EVENT_GID_CHANGE: return "GID table change";
+    case IBV_EVENT_WQ_FATAL: return "WQ fatal";
+    default: return "unknown";
+  }
+}
+
 SOFTVERBS_EXPORT int ibv_fork_init(void) {
   return 0;
 }

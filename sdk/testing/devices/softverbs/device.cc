@@ -88,6 +88,18 @@ sockaddr_in addressOf(uint32_t address) {
   return addr;
 }
 
+// Whether the peer closed its end of a link (its device went: the process
+// died or closed it). Peers never write on a link they accepted, so anything
+// readable is the end of the stream. Without this an idle link learns of it
+// only when a write fails, which is the second one after the close: the
+// kernel takes the first, so a request of one packet (no payload: a
+// zero-byte write, a read request) would wait for its acknowledgement
+// forever instead of failing as retries exhausted.
+bool peerClosed(int fd) {
+  pollfd p{fd, POLLIN | POLLRDHUP, 0};
+  return ::poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLIN)) != 0;
+}
+
 void setNoDelay(int fd) {
   int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -437,6 +449,7 @@ void Link::run() {
       std::unique_lock<std::mutex> lock(mutex_);
       if (!ready_.wait_for(lock, std::chrono::milliseconds(kPollStepMs),
                            [this] { return !queue_.empty() || stop_.load(); })) {
+        ok = !peerClosed(fd);
         continue;
       }
       if (queue_.empty()) break;

@@ -3,7 +3,9 @@
 // by the GID and QP number they exchange over the test kit's channel.
 #include <arpa/inet.h>
 
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "fixture.hpp"
@@ -120,6 +122,53 @@ TEST(CrossProcessTest, WriteWithImmReachesAnotherProcess) {
   EXPECT_TRUE(status.succeeded()) << "child: " << status.describe()
                                   << " (a code names the step that failed)";
   EXPECT_TRUE(side.close());
+}
+
+// The child: a connected QP that takes one write, then dies with its device.
+int childThatDies(ncclnet::testing::Channel& parent) {
+  Side side;
+  if (!side.open()) return 12;
+  Address peer;
+  if (!parent.sendValue(side.address()) || !parent.receiveValue(&peer)) return 13;
+  if (!side.connect(peer)) return 14;
+  if (!parent.signal()) return 16;
+  if (!parent.waitSignal()) return 20;  // the parent has its first completion
+  return 0;                             // exits without closing anything
+}
+
+// A real RC QP whose peer went away fails a later request once its retries
+// run out (IBV_WC_RETRY_EXC_ERR), signalled or not. The link out to the peer
+// is idle when the peer dies, so only the closed socket tells.
+TEST(CrossProcessTest, WriteAfterThePeerDiedFails) {
+  ncclnet::testing::ChildProcess child(childThatDies);
+  ASSERT_TRUE(child.started());
+  ncclnet::testing::Channel& peerChannel = child.channel();
+  Side side;
+  ASSERT_TRUE(side.open());
+  Address peer;
+  ASSERT_TRUE(peerChannel.receiveValue(&peer));
+  ASSERT_TRUE(peerChannel.sendValue(side.address()));
+  ASSERT_TRUE(side.connect(peer));
+  ASSERT_TRUE(peerChannel.waitSignal());
+  ibv_wc wc;
+  ASSERT_EQ(postWrite(side.qp, IBV_WR_RDMA_WRITE, side.buf.data(), 64, side.mr->lkey, peer.addr,
+                      peer.rkey, 1, IBV_SEND_SIGNALED, 0),
+            0);
+  ASSERT_TRUE(pollOne(side.cq, &wc, 10));
+  ASSERT_EQ(wc.status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc.status);
+  ASSERT_TRUE(peerChannel.signal());
+  ASSERT_TRUE(child.wait(10).succeeded());
+  // Idle while this device sees the peer's links close.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+
+  // Zero bytes, as NCCL's IB posts for an empty isend: a request with no
+  // payload is one packet, which the kernel takes on a closed connection.
+  ASSERT_EQ(postWrite(side.qp, IBV_WR_RDMA_WRITE_WITH_IMM, side.buf.data(), 0, side.mr->lkey,
+                      peer.addr, peer.rkey, 2, 0, 0),
+            0);
+  ASSERT_TRUE(pollOne(side.cq, &wc, 10)) << "a write to a dead peer never completed";
+  EXPECT_EQ(wc.wr_id, 2u);
+  EXPECT_EQ(wc.status, IBV_WC_RETRY_EXC_ERR) << ibv_wc_status_str(wc.status);
 }
 
 }  // namespace

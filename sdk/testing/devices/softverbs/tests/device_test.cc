@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // softverbs: what a consumer discovers — devices, a RoCE v2 port, GIDs.
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <netinet/in.h>
 
 #include <cstring>
@@ -19,6 +20,26 @@ TEST(DeviceTest, ListsNamedDevices) {
   EXPECT_NE(ibv_get_device_guid(list[0]), 0u);
   EXPECT_EQ(list[n], nullptr);
   ibv_free_device_list(list);
+}
+
+// NCCL's IB transport looks up each of these with dlvsym(..., "IBVERBS_1.1")
+// (misc/ibvsymbols.cc) and gives up its init if one is missing.
+TEST(SymbolTest, EveryEntryPointNcclRequiresHasItsVersion) {
+  for (const char* name :
+       {"ibv_get_device_list", "ibv_free_device_list", "ibv_get_device_name", "ibv_open_device",
+        "ibv_close_device",    "ibv_get_async_event",  "ibv_ack_async_event", "ibv_query_device",
+        "ibv_query_port",      "ibv_query_gid",        "ibv_query_qp",        "ibv_alloc_pd",
+        "ibv_dealloc_pd",      "ibv_reg_mr",           "ibv_dereg_mr",        "ibv_create_cq",
+        "ibv_destroy_cq",      "ibv_create_qp",        "ibv_modify_qp",       "ibv_destroy_qp",
+        "ibv_fork_init",       "ibv_event_type_str"}) {
+    EXPECT_NE(dlvsym(RTLD_DEFAULT, name, "IBVERBS_1.1"), nullptr) << name;
+  }
+}
+
+TEST(SymbolTest, EventTypesHaveLibibverbsNames) {
+  EXPECT_STREQ(ibv_event_type_str(IBV_EVENT_PORT_ERR), "port error");
+  EXPECT_STREQ(ibv_event_type_str(IBV_EVENT_QP_FATAL), "local work queue catastrophic error");
+  EXPECT_STREQ(ibv_event_type_str(static_cast<ibv_event_type>(-1)), "unknown");
 }
 
 using PortTest = VerbsTest;
