@@ -157,6 +157,12 @@ Clock::time_point Checker::timed(const CheckRule& rule, const char* call, Clock:
   return end;
 }
 
+ncclResult_t Checker::refuse(const char* fn, const char* why) {
+  Logger log = reporter_.logger();
+  NCCLNET_WARN(log, "%s: %s", fn, why);
+  return ncclInternalError;
+}
+
 // ---- life cycle and devices --------------------------------------------------
 
 ncclResult_t Checker::init(void** ctx, uint64_t commId, ncclNetCommConfig_v12_t* config,

@@ -71,6 +71,11 @@ class Checker {
   ncclResult_t makeVDevice(int* d, ncclNetVDeviceProps_v12_t* props);
   ncclResult_t setNetAttr(void* ctx, ncclNetAttr_v12_t* attr);
 
+  // A call refused at the edge of an older table, as the SDK's export tables
+  // refuse it: one WARN line, ncclInternalError. Not a violation: the
+  // wrapped plugin never sees the call.
+  ncclResult_t refuse(const char* fn, const char* why);
+
   // Violations reported so far (tests, and the line at finalize).
   uint64_t violations() const { return reporter_.count(); }
 

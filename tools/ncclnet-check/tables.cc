@@ -12,15 +12,16 @@
 // (the v6..v9 shims in src/plugin/net/net_vN.cc copy the name there), and
 // ncclNetInit compares NCCL_NET with ncclNet->name (strcasecmp) before it
 // calls init. A constructor runs inside dlopen, before both.
-#include <climits>
 #include <cstring>
 
 #include "checker.hpp"
+#include "ncclnet/detail/abi_versions.hpp"
 #include "ncclnet/detail/properties.hpp"
 
 namespace {
 
 using ncclnet::check::Checker;
+using ncclnet::detail::kAbi;
 using ncclnet::host::Optional;
 
 Checker& C() {
@@ -107,8 +108,15 @@ ncclResult_t closeListen(void* comm) {
 }
 
 // ---- registration ---------------------------------------------------------------------
-ncclResult_t regMrV6(void* comm, void* data, int size, int type, void** mhandle) {
-  return C().regMr(comm, data, static_cast<size_t>(size < 0 ? 0 : size), type, mhandle);
+// The int sizes of tables v6..v8 are refused where the SDK's export tables
+// refuse them, from the same row (abi_versions.hpp): a wrapped plugin sees
+// only what NCCL's compat layer would give it.
+template <int V>
+ncclResult_t regMrInt(void* comm, void* data, int size, int type, void** mhandle) {
+  if (const char* why = ncclnet::detail::refuseIntSize(size, kAbi<V>.maxRegMrSize)) {
+    return C().refuse("regMr", why);
+  }
+  return C().regMr(comm, data, static_cast<size_t>(size), type, mhandle);
 }
 ncclResult_t regMr(void* comm, void* data, size_t size, int type, void** mhandle) {
   return C().regMr(comm, data, size, type, mhandle);
@@ -125,9 +133,12 @@ ncclResult_t getDeviceMr(void* comm, void* mhandle, void** dptr) {
 }
 
 // ---- data ---------------------------------------------------------------------------------
-ncclResult_t isendV6(void* comm, void* data, int size, int tag, void* mhandle, void** request) {
-  return C().isend(comm, data, static_cast<size_t>(size < 0 ? 0 : size), tag, mhandle, nullptr,
-                   request);
+template <int V>
+ncclResult_t isendInt(void* comm, void* data, int size, int tag, void* mhandle, void** request) {
+  if (const char* why = ncclnet::detail::refuseIntSize(size, kAbi<V>.maxMessageSize)) {
+    return C().refuse("isend", why);
+  }
+  return C().isend(comm, data, static_cast<size_t>(size), tag, mhandle, nullptr, request);
 }
 ncclResult_t isendV9(void* comm, void* data, size_t size, int tag, void* mhandle, void** request) {
   return C().isend(comm, data, size, tag, mhandle, nullptr, request);
@@ -136,13 +147,13 @@ ncclResult_t isend(void* comm, void* data, size_t size, int tag, void* mhandle, 
                    void** request) {
   return C().isend(comm, data, size, tag, mhandle, phandle, request);
 }
-ncclResult_t irecvV6(void* comm, int n, void** data, int* sizes, int* tags, void** mhandles,
-                     void** request) {
-  size_t wide[ncclnet::check::kKeptBuffers * 8];  // 64: NCCL_PROXY_MAX_SUBS
-  if (n < 0 || n > static_cast<int>(sizeof(wide) / sizeof(wide[0]))) {
-    return ncclInvalidArgument;  // NCCL groups at most 64 receives
+template <int V>
+ncclResult_t irecvInt(void* comm, int n, void** data, int* sizes, int* tags, void** mhandles,
+                      void** request) {
+  size_t wide[ncclnet::kMaxGroupedRecvs];
+  if (const char* why = ncclnet::detail::widenRecvSizes(kAbi<V>, n, sizes, wide)) {
+    return C().refuse("irecv", why);
   }
-  for (int i = 0; i < n; i++) wide[i] = static_cast<size_t>(sizes[i] < 0 ? 0 : sizes[i]);
   return C().irecv(comm, n, data, wide, tags, mhandles, nullptr, request);
 }
 ncclResult_t irecvV9(void* comm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
@@ -219,9 +230,9 @@ void fillTables() {
   v6.listen = listenV6;
   v6.connect = connectV6;
   v6.accept = acceptV6;
-  v6.regMr = regMrV6;
-  v6.isend = isendV6;
-  v6.irecv = irecvV6;
+  v6.regMr = regMrInt<6>;
+  v6.isend = isendInt<6>;
+  v6.irecv = irecvInt<6>;
   dropMissing(v6);
 
   ncclNet_v7_t& v7 = ncclNetPlugin_v7;
@@ -230,9 +241,9 @@ void fillTables() {
   v7.getProperties = getPropertiesOld<ncclNetProperties_v7_t>;
   v7.listen = listenV6;
   v7.connect = connectV7;
-  v7.regMr = regMrV6;
-  v7.isend = isendV6;
-  v7.irecv = irecvV6;
+  v7.regMr = regMrInt<7>;
+  v7.isend = isendInt<7>;
+  v7.irecv = irecvInt<7>;
   dropMissing(v7);
 
   ncclNet_v8_t& v8 = ncclNetPlugin_v8;
@@ -242,8 +253,8 @@ void fillTables() {
   v8.listen = listenV6;
   v8.connect = connectV7;
   v8.regMr = regMr;
-  v8.isend = isendV6;
-  v8.irecv = irecvV6;
+  v8.isend = isendInt<8>;
+  v8.irecv = irecvInt<8>;
   dropMissing(v8);
 
   ncclNet_v9_t& v9 = ncclNetPlugin_v9;
