@@ -81,11 +81,15 @@ ncclResult_t connectV6(int dev, void* handle, void** sendComm) {
 ncclResult_t connectV7(int dev, void* handle, void** sendComm, ncclNetDeviceHandle_v12_t** dc) {
   return C().connect(C().processContext(), dev, handle, sendComm, dc);
 }
-// The v10 config's traffic class is not passed on: the wrapped plugin sees
-// the one process context, made without one.
-ncclResult_t connectV10(int dev, ncclNetCommConfig_v10_t*, void* handle, void** sendComm,
+// The v10 config's traffic class reaches the wrapped plugin through a
+// context of that class (net_v10.cc ncclNet_connect hands NCCL's class to
+// the plugin with every connect).
+ncclResult_t connectV10(int dev, ncclNetCommConfig_v10_t* config, void* handle, void** sendComm,
                         ncclNetDeviceHandle_v12_t** dc) {
-  return C().connect(C().processContext(), dev, handle, sendComm, dc);
+  const int trafficClass = config ? config->trafficClass : NCCL_NET_TRAFFIC_CLASS_UNDEF;
+  void* ctx = C().classContext(trafficClass);
+  if (ctx == nullptr && trafficClass != NCCL_NET_TRAFFIC_CLASS_UNDEF) return ncclInternalError;
+  return C().connect(ctx, dev, handle, sendComm, dc);
 }
 ncclResult_t connectV11(void* ctx, int dev, void* handle, void** sendComm,
                         ncclNetDeviceHandle_v12_t** dc) {
