@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// ncclnet-check: the exported tables ncclNetPlugin_v6 ... _v12. Each is a
-// thin shim over Checker's v12 calls, written against the ABI headers
-// rather than through NCCLNET_EXPORT_PLUGIN: the tables must carry the
+// ncclnet-check: the exported tables ncclNetPlugin_v6 ... _v12, thin shims
+// over Checker's v12 calls. Each table is built from its version's row of
+// ncclnet/detail/abi_versions.hpp, slot by slot as the SDK's export tables
+// are, but not through NCCLNET_EXPORT_PLUGIN: the tables must carry the
 // wrapped plugin's name and leave NULL exactly the optional slots the
 // wrapped plugin leaves NULL, and neither is known before this library is
-// loaded. So the tables are filled at compile time and patched once, by the
-// library constructor, before dlopen returns.
+// loaded. So the tables are filled once, by the library constructor, before
+// dlopen returns.
 //
 // What this relies on in NCCL (src/plugin/net.cc, NCCL 2.28/2.30):
 // ncclNetPluginLoad dlsym()s the tables newest first right after dlopen
@@ -178,20 +179,6 @@ ncclResult_t irecvConsumed(void* comm, int n, void* request) {
   return C().irecvConsumed(comm, n, request);
 }
 
-// Members every table has, v6 layout and later.
-template <class Table>
-void fillCommon(Table& t) {
-  t.name = C().name();
-  t.devices = devices;
-  t.regMrDmaBuf = regMrDmaBuf;
-  t.deregMr = deregMr;
-  t.iflush = iflush;
-  t.test = test;
-  t.closeSend = closeSend;
-  t.closeRecv = closeRecv;
-  t.closeListen = closeListen;
-}
-
 }  // namespace
 
 extern "C" {
@@ -206,116 +193,85 @@ __attribute__((visibility("default"))) ncclNet_v12_t ncclNetPlugin_v12{};
 
 namespace {
 
-// v7..v12 members shared with v7 (device handles, irecvConsumed).
-template <class Table>
-void fillV7Family(Table& t) {
-  fillCommon(t);
-  t.accept = accept;
-  t.getDeviceMr = getDeviceMr;
-  t.irecvConsumed = irecvConsumed;
-}
-
-// Leaves NULL what the wrapped plugin does not provide: NCCL reads a NULL
-// optional slot as "not supported" and behaves differently.
-template <class Table>
-void dropMissing(Table& t) {
-  if (!C().provides(Optional::RegMrDmaBuf)) t.regMrDmaBuf = nullptr;
-  if constexpr (!std::is_same_v<Table, ncclNet_v6_t>) {
-    if (!C().provides(Optional::GetDeviceMr)) t.getDeviceMr = nullptr;
-    if (!C().provides(Optional::IrecvConsumed)) t.irecvConsumed = nullptr;
+// The table of version V, slot by slot from V's row (abi_versions.hpp), as
+// the SDK's own export tables are built; an optional slot the wrapped
+// plugin leaves NULL stays NULL: NCCL reads a NULL optional slot as "not
+// supported" and behaves differently.
+template <int V>
+void fill(typename ncclnet::detail::AbiTypes<V>::Net& t) {
+  constexpr ncclnet::detail::AbiVersion row = kAbi<V>;
+  using Types = ncclnet::detail::AbiTypes<V>;
+  t.name = C().name();
+  if constexpr (row.perCommInit) {
+    t.init = initV11;
+    t.finalize = finalize;
+    t.setNetAttr = C().provides(Optional::SetNetAttr) ? setNetAttr : nullptr;
+    t.listen = listenV11;
+    t.connect = connectV11;
+  } else {
+    if constexpr (row.profiler) {
+      t.init = initV10;
+    } else {
+      t.init = initV6;
+    }
+    t.listen = listenV6;
+    if constexpr (row.connectConfig) {
+      t.connect = connectV10;
+    } else if constexpr (row.deviceHandles) {
+      t.connect = connectV7;
+    } else {
+      t.connect = connectV6;
+    }
   }
+  t.devices = devices;
+  if constexpr (V == ncclnet::detail::kNewestAbi) {
+    t.getProperties = getProperties;
+  } else {
+    t.getProperties = getPropertiesOld<typename Types::Props>;
+  }
+  if constexpr (row.deviceHandles) {
+    t.accept = accept;
+    t.getDeviceMr = C().provides(Optional::GetDeviceMr) ? getDeviceMr : nullptr;
+    t.irecvConsumed = C().provides(Optional::IrecvConsumed) ? irecvConsumed : nullptr;
+  } else {
+    t.accept = acceptV6;
+  }
+  if constexpr (row.intRegMrSize) {
+    t.regMr = regMrInt<V>;
+  } else {
+    t.regMr = regMr;
+  }
+  t.regMrDmaBuf = C().provides(Optional::RegMrDmaBuf) ? regMrDmaBuf : nullptr;
+  t.deregMr = deregMr;
+  if constexpr (row.intMessageSizes) {
+    t.isend = isendInt<V>;
+    t.irecv = irecvInt<V>;
+  } else if constexpr (!row.profiler) {  // v9: size_t, no profiler handles
+    t.isend = isendV9;
+    t.irecv = irecvV9;
+  } else {
+    t.isend = isend;
+    t.irecv = irecv;
+  }
+  if constexpr (row.makeVDevice) {
+    t.makeVDevice =
+        C().provides(Optional::MakeVDevice) ? makeVDevice<typename Types::VProps> : nullptr;
+  }
+  t.iflush = iflush;
+  t.test = test;
+  t.closeSend = closeSend;
+  t.closeRecv = closeRecv;
+  t.closeListen = closeListen;
 }
 
 void fillTables() {
-  ncclNet_v6_t& v6 = ncclNetPlugin_v6;
-  fillCommon(v6);
-  v6.init = initV6;
-  v6.getProperties = getPropertiesOld<ncclNetProperties_v6_t>;
-  v6.listen = listenV6;
-  v6.connect = connectV6;
-  v6.accept = acceptV6;
-  v6.regMr = regMrInt<6>;
-  v6.isend = isendInt<6>;
-  v6.irecv = irecvInt<6>;
-  dropMissing(v6);
-
-  ncclNet_v7_t& v7 = ncclNetPlugin_v7;
-  fillV7Family(v7);
-  v7.init = initV6;
-  v7.getProperties = getPropertiesOld<ncclNetProperties_v7_t>;
-  v7.listen = listenV6;
-  v7.connect = connectV7;
-  v7.regMr = regMrInt<7>;
-  v7.isend = isendInt<7>;
-  v7.irecv = irecvInt<7>;
-  dropMissing(v7);
-
-  ncclNet_v8_t& v8 = ncclNetPlugin_v8;
-  fillV7Family(v8);
-  v8.init = initV6;
-  v8.getProperties = getPropertiesOld<ncclNetProperties_v8_t>;
-  v8.listen = listenV6;
-  v8.connect = connectV7;
-  v8.regMr = regMr;
-  v8.isend = isendInt<8>;
-  v8.irecv = irecvInt<8>;
-  dropMissing(v8);
-
-  ncclNet_v9_t& v9 = ncclNetPlugin_v9;
-  fillV7Family(v9);
-  v9.init = initV6;
-  v9.getProperties = getPropertiesOld<ncclNetProperties_v9_t>;
-  v9.listen = listenV6;
-  v9.connect = connectV7;
-  v9.regMr = regMr;
-  v9.isend = isendV9;
-  v9.irecv = irecvV9;
-  v9.makeVDevice =
-      C().provides(Optional::MakeVDevice) ? makeVDevice<ncclNetVDeviceProps_v9_t> : nullptr;
-  dropMissing(v9);
-
-  ncclNet_v10_t& v10 = ncclNetPlugin_v10;
-  fillV7Family(v10);
-  v10.init = initV10;
-  v10.getProperties = getPropertiesOld<ncclNetProperties_v10_t>;
-  v10.listen = listenV6;
-  v10.connect = connectV10;
-  v10.regMr = regMr;
-  v10.isend = isend;
-  v10.irecv = irecv;
-  v10.makeVDevice =
-      C().provides(Optional::MakeVDevice) ? makeVDevice<ncclNetVDeviceProps_v10_t> : nullptr;
-  dropMissing(v10);
-
-  ncclNet_v11_t& v11 = ncclNetPlugin_v11;
-  fillV7Family(v11);
-  v11.init = initV11;
-  v11.getProperties = getPropertiesOld<ncclNetProperties_v11_t>;
-  v11.listen = listenV11;
-  v11.connect = connectV11;
-  v11.regMr = regMr;
-  v11.isend = isend;
-  v11.irecv = irecv;
-  v11.makeVDevice =
-      C().provides(Optional::MakeVDevice) ? makeVDevice<ncclNetVDeviceProps_v11_t> : nullptr;
-  v11.finalize = finalize;
-  v11.setNetAttr = C().provides(Optional::SetNetAttr) ? setNetAttr : nullptr;
-  dropMissing(v11);
-
-  ncclNet_v12_t& v12 = ncclNetPlugin_v12;
-  fillV7Family(v12);
-  v12.init = initV11;
-  v12.getProperties = getProperties;
-  v12.listen = listenV11;
-  v12.connect = connectV11;
-  v12.regMr = regMr;
-  v12.isend = isend;
-  v12.irecv = irecv;
-  v12.makeVDevice =
-      C().provides(Optional::MakeVDevice) ? makeVDevice<ncclNetVDeviceProps_v12_t> : nullptr;
-  v12.finalize = finalize;
-  v12.setNetAttr = C().provides(Optional::SetNetAttr) ? setNetAttr : nullptr;
-  dropMissing(v12);
+  fill<6>(ncclNetPlugin_v6);
+  fill<7>(ncclNetPlugin_v7);
+  fill<8>(ncclNetPlugin_v8);
+  fill<9>(ncclNetPlugin_v9);
+  fill<10>(ncclNetPlugin_v10);
+  fill<11>(ncclNetPlugin_v11);
+  fill<12>(ncclNetPlugin_v12);
 }
 
 // Runs inside dlopen: loads the wrapped plugin, then names the tables after it.
