@@ -282,16 +282,8 @@ std::unique_ptr<NetView> make(const void* table, Logger logger) {
 
 std::unique_ptr<NetView> makeNetView(int version, const void* table, Logger logger) {
   if (table == nullptr) return nullptr;
-  switch (version) {
-    case 6: return make<6>(table, logger);
-    case 7: return make<7>(table, logger);
-    case 8: return make<8>(table, logger);
-    case 9: return make<9>(table, logger);
-    case 10: return make<10>(table, logger);
-    case 11: return make<11>(table, logger);
-    case 12: return make<12>(table, logger);
-    default: return nullptr;
-  }
+  return detail::withAbiVersion<std::unique_ptr<NetView>>(
+      version, [&](auto v) { return make<decltype(v)::value>(table, logger); });
 }
 
 }  // namespace ncclnet::host

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "ncclnet/abi/net.h"
 #include "ncclnet/c/abi_limits.h"
@@ -28,11 +29,14 @@ constexpr int kMaxGroupedRecvs = NCCLNET_MAX_GROUPED_RECVS;
 
 namespace detail {
 
-constexpr int kOldestAbi = 6;
-constexpr int kNewestAbi = 12;
+constexpr int kOldestAbi = NCCLNET_ABI_OLDEST;
+constexpr int kNewestAbi = NCCLNET_ABI_NEWEST;
 
 struct AbiVersion {
   int version;
+  // NCCL 2.<minor> is the first release that loads this version (its
+  // ncclNetPluginLoad probes ncclNetPlugin_v<version>).
+  int firstNcclMinor;
   // isend/irecv carry int sizes (v6..v8). NCCL's ncclNet_isend and
   // ncclNet_irecv (net_v6.cc .. net_v8.cc) refuse a size above
   // maxMessageSize; v9+ pass size_t through unchecked (net_v9.cc).
@@ -61,14 +65,14 @@ constexpr size_t kIntRegMr = NCCLNET_INT_REGMR_SIZE_MAX;
 
 // clang-format off
 inline constexpr AbiVersion kAbiVersions[] = {
-  // v  intMsg maxMessageSize           intReg maxRegMrSize             boundN devH   vdev   prof   cfg    perComm
-  { 6,  true,  abi_rows::kIntMessage,   true,  abi_rows::kIntRegMr,     true,  false, false, false, false, false},
-  { 7,  true,  abi_rows::kIntMessage,   true,  abi_rows::kIntRegMr,     true,  true,  false, false, false, false},
-  { 8,  true,  abi_rows::kIntMessage,   false, abi_rows::kUnbounded,    true,  true,  false, false, false, false},
-  { 9,  false, abi_rows::kUnbounded,    false, abi_rows::kUnbounded,    false, true,  true,  false, false, false},
-  {10,  false, abi_rows::kUnbounded,    false, abi_rows::kUnbounded,    false, true,  true,  true,  true,  false},
-  {11,  false, abi_rows::kUnbounded,    false, abi_rows::kUnbounded,    false, true,  true,  true,  false, true },
-  {12,  false, abi_rows::kUnbounded,    false, abi_rows::kUnbounded,    false, true,  true,  true,  false, true },
+  // v NCCL intMsg maxMessageSize          intReg maxRegMrSize            boundN devH   vdev   prof   cfg    perComm
+  { 6, 13, true,  abi_rows::kIntMessage,  true,  abi_rows::kIntRegMr,    true,  false, false, false, false, false},
+  { 7, 19, true,  abi_rows::kIntMessage,  true,  abi_rows::kIntRegMr,    true,  true,  false, false, false, false},
+  { 8, 20, true,  abi_rows::kIntMessage,  false, abi_rows::kUnbounded,   true,  true,  false, false, false, false},
+  { 9, 24, false, abi_rows::kUnbounded,   false, abi_rows::kUnbounded,   false, true,  true,  false, false, false},
+  {10, 26, false, abi_rows::kUnbounded,   false, abi_rows::kUnbounded,   false, true,  true,  true,  true,  false},
+  {11, 28, false, abi_rows::kUnbounded,   false, abi_rows::kUnbounded,   false, true,  true,  true,  false, true },
+  {12, 30, false, abi_rows::kUnbounded,   false, abi_rows::kUnbounded,   false, true,  true,  true,  false, true },
 };
 // clang-format on
 
@@ -80,6 +84,27 @@ constexpr const AbiVersion& abiVersion(int version) {
 }
 template <int V>
 inline constexpr AbiVersion kAbi = kAbiVersions[V - kOldestAbi];
+
+// The newest version NCCL 2.<minor> loads (it loads every older one too).
+constexpr int newestAbiOfNccl(int minor) {
+  int newest = 0;
+  for (const AbiVersion& abi : kAbiVersions) {
+    if (abi.firstNcclMinor <= minor) newest = abi.version;
+  }
+  return newest;
+}
+
+// Calls f(std::integral_constant<int, V>{}) for the row V == version and
+// returns what f returns; R{} for a version outside the table.
+template <class R, int V = kOldestAbi, class F>
+R withAbiVersion(int version, F&& f) {
+  if constexpr (V > kNewestAbi) {
+    return R{};
+  } else {
+    if (version == V) return f(std::integral_constant<int, V>{});
+    return withAbiVersion<R, V + 1>(version, std::forward<F>(f));
+  }
+}
 
 // The C types of each version.
 template <int V>
@@ -146,9 +171,20 @@ constexpr bool rowMatchesHeaders() {
          (abi.maxMessageSize == abi_rows::kIntMessage) == abi.intMessageSizes &&
          (abi.maxRegMrSize == abi_rows::kIntRegMr) == abi.intRegMrSize;
 }
-static_assert(rowMatchesHeaders<6>() && rowMatchesHeaders<7>() && rowMatchesHeaders<8>() &&
-              rowMatchesHeaders<9>() && rowMatchesHeaders<10>() && rowMatchesHeaders<11>() &&
-              rowMatchesHeaders<12>());
+// Rows in version order, each first loaded by a later NCCL than the last.
+constexpr bool rowsAscend() {
+  for (int i = 1; i < kAbiVersionCount; i++) {
+    if (kAbiVersions[i].version != kAbiVersions[i - 1].version + 1) return false;
+    if (kAbiVersions[i].firstNcclMinor <= kAbiVersions[i - 1].firstNcclMinor) return false;
+  }
+  return kAbiVersions[0].version == kOldestAbi;
+}
+static_assert(rowsAscend());
+template <int... I>
+constexpr bool everyRowMatchesHeaders(std::integer_sequence<int, I...>) {
+  return (rowMatchesHeaders<kOldestAbi + I>() && ...);
+}
+static_assert(everyRowMatchesHeaders(std::make_integer_sequence<int, kAbiVersionCount>{}));
 
 // ---- the refusals ---------------------------------------------------------
 // Each returns nullptr when NCCL would pass the call on, otherwise why not,
