@@ -237,16 +237,9 @@ class ImportView final : public Side {
 };
 
 std::unique_ptr<Side> rawTable(int version, const void* table) {
-  switch (version) {
-    case 6: return std::make_unique<RawTable<6>>(table);
-    case 7: return std::make_unique<RawTable<7>>(table);
-    case 8: return std::make_unique<RawTable<8>>(table);
-    case 9: return std::make_unique<RawTable<9>>(table);
-    case 10: return std::make_unique<RawTable<10>>(table);
-    case 11: return std::make_unique<RawTable<11>>(table);
-    case 12: return std::make_unique<RawTable<12>>(table);
-  }
-  return nullptr;
+  return ncclnet::detail::withAbiVersion<std::unique_ptr<Side>>(version, [&](auto v) {
+    return std::unique_ptr<Side>(std::make_unique<RawTable<decltype(v)::value>>(table));
+  });
 }
 
 // The probe, and the checker around it, loaded once per process: the
