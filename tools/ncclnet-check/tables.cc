@@ -181,15 +181,13 @@ ncclResult_t irecvConsumed(void* comm, int n, void* request) {
 
 }  // namespace
 
+// One mutable table per version, filled by the constructor below.
+#define NCCLNET_CHECK_TABLE(unused, N) \
+  __attribute__((visibility("default"))) ncclNet_v##N##_t ncclNetPlugin_v##N{};
 extern "C" {
-__attribute__((visibility("default"))) ncclNet_v6_t ncclNetPlugin_v6{};
-__attribute__((visibility("default"))) ncclNet_v7_t ncclNetPlugin_v7{};
-__attribute__((visibility("default"))) ncclNet_v8_t ncclNetPlugin_v8{};
-__attribute__((visibility("default"))) ncclNet_v9_t ncclNetPlugin_v9{};
-__attribute__((visibility("default"))) ncclNet_v10_t ncclNetPlugin_v10{};
-__attribute__((visibility("default"))) ncclNet_v11_t ncclNetPlugin_v11{};
-__attribute__((visibility("default"))) ncclNet_v12_t ncclNetPlugin_v12{};
+NCCLNET_ABI_FOR_EACH_VERSION(NCCLNET_CHECK_TABLE, ~)
 }
+#undef NCCLNET_CHECK_TABLE
 
 namespace {
 
@@ -265,13 +263,9 @@ void fill(typename ncclnet::detail::AbiTypes<V>::Net& t) {
 }
 
 void fillTables() {
-  fill<6>(ncclNetPlugin_v6);
-  fill<7>(ncclNetPlugin_v7);
-  fill<8>(ncclNetPlugin_v8);
-  fill<9>(ncclNetPlugin_v9);
-  fill<10>(ncclNetPlugin_v10);
-  fill<11>(ncclNetPlugin_v11);
-  fill<12>(ncclNetPlugin_v12);
+#define NCCLNET_CHECK_FILL(unused, N) fill<N>(ncclNetPlugin_v##N);
+  NCCLNET_ABI_FOR_EACH_VERSION(NCCLNET_CHECK_FILL, ~)
+#undef NCCLNET_CHECK_FILL
 }
 
 // Runs inside dlopen: loads the wrapped plugin, then names the tables after it.

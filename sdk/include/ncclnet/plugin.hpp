@@ -520,18 +520,14 @@ struct Exports {
 
 #define NCCLNET_DETAIL_EXPORT_TABLE(Impl, N)                                                    \
   extern "C" __attribute__((visibility("default"))) const ncclNet_v##N##_t ncclNetPlugin_v##N = \
-      ::ncclnet::detail::Tables<typename ::ncclnet::detail::ExportedClass<Impl>::type>::v##N();
+      ::ncclnet::detail::Tables<                                                                \
+          typename ::ncclnet::detail::ExportedClass<Impl>::type>::template table<N>();
 
 // Checks `Impl` against the contract above, then defines ncclNetPlugin_v6
-// ... ncclNetPlugin_v12 for it. Use once per plugin library, at namespace
-// scope.
+// ... ncclNetPlugin_v12 for it (one table per row of
+// ncclnet/detail/abi_versions.hpp). Use once per plugin library, at
+// namespace scope.
 #define NCCLNET_EXPORT_PLUGIN(Impl)         \
   NCCLNET_CHECK_PLUGIN_CONTRACT(Impl)       \
   NCCLNET_CHECK_OBJECT_MODEL_CONTRACT(Impl) \
-  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 6)      \
-  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 7)      \
-  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 8)      \
-  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 9)      \
-  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 10)     \
-  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 11)     \
-  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 12)
+  NCCLNET_ABI_FOR_EACH_VERSION(NCCLNET_DETAIL_EXPORT_TABLE, Impl)

@@ -180,6 +180,20 @@ constexpr bool rowsAscend() {
   return kAbiVersions[0].version == kOldestAbi;
 }
 static_assert(rowsAscend());
+
+// NCCLNET_ABI_FOR_EACH_VERSION (abi/net.h) lists exactly the rows.
+#define NCCLNET_DETAIL_LISTED_VERSION(unused, N) N,
+inline constexpr int kListedAbiVersions[] = {
+    NCCLNET_ABI_FOR_EACH_VERSION(NCCLNET_DETAIL_LISTED_VERSION, ~)};
+#undef NCCLNET_DETAIL_LISTED_VERSION
+constexpr bool listMatchesRows() {
+  if (sizeof(kListedAbiVersions) / sizeof(int) != kAbiVersionCount) return false;
+  for (int i = 0; i < kAbiVersionCount; i++) {
+    if (kListedAbiVersions[i] != kAbiVersions[i].version) return false;
+  }
+  return kAbiVersions[kAbiVersionCount - 1].version == kNewestAbi;
+}
+static_assert(listMatchesRows());
 template <int... I>
 constexpr bool everyRowMatchesHeaders(std::integer_sequence<int, I...>) {
   return (rowMatchesHeaders<kOldestAbi + I>() && ...);

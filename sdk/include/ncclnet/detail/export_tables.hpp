@@ -83,14 +83,6 @@ struct Tables {
     t.closeListen = &E::closeListen;
     return t;
   }
-
-  static constexpr ncclNet_v6_t v6() { return table<6>(); }
-  static constexpr ncclNet_v7_t v7() { return table<7>(); }
-  static constexpr ncclNet_v8_t v8() { return table<8>(); }
-  static constexpr ncclNet_v9_t v9() { return table<9>(); }
-  static constexpr ncclNet_v10_t v10() { return table<10>(); }
-  static constexpr ncclNet_v11_t v11() { return table<11>(); }
-  static constexpr ncclNet_v12_t v12() { return table<12>(); }
 };
 
 // A class that fails the contract gets empty tables:
@@ -98,13 +90,10 @@ struct Tables {
 // only add errors from inside the SDK.
 template <class Impl>
 struct Tables<Impl, false> {
-  static constexpr ncclNet_v6_t v6() { return {}; }
-  static constexpr ncclNet_v7_t v7() { return {}; }
-  static constexpr ncclNet_v8_t v8() { return {}; }
-  static constexpr ncclNet_v9_t v9() { return {}; }
-  static constexpr ncclNet_v10_t v10() { return {}; }
-  static constexpr ncclNet_v11_t v11() { return {}; }
-  static constexpr ncclNet_v12_t v12() { return {}; }
+  template <int V>
+  static constexpr typename AbiTypes<V>::Net table() {
+    return {};
+  }
 };
 
 }  // namespace ncclnet::detail
