@@ -14,6 +14,7 @@
 // ncclNetInit compares NCCL_NET with ncclNet->name (strcasecmp) before it
 // calls init. A constructor runs inside dlopen, before both.
 #include <cstring>
+#include <type_traits>
 
 #include "checker.hpp"
 #include "ncclnet/detail/abi_versions.hpp"
@@ -222,7 +223,7 @@ void fill(typename ncclnet::detail::AbiTypes<V>::Net& t) {
     }
   }
   t.devices = devices;
-  if constexpr (V == ncclnet::detail::kNewestAbi) {
+  if constexpr (std::is_same_v<typename Types::Props, ncclNetProperties_v12_t>) {
     t.getProperties = getProperties;
   } else {
     t.getProperties = getPropertiesOld<typename Types::Props>;

@@ -4,6 +4,7 @@
 #include "ncclnet/host/net_view.hpp"
 
 #include <mutex>
+#include <type_traits>
 #include <unordered_map>
 
 #include "ncclnet/detail/abi_versions.hpp"
@@ -103,7 +104,8 @@ class ImportedNet final : public NetView {
   ncclResult_t devices(int* ndev) override { return t_->devices(ndev); }
 
   ncclResult_t getProperties(int dev, ncclNetProperties_v12_t* props) override {
-    if constexpr (V == detail::kNewestAbi) {
+    // The view speaks v12: a table with v12's struct fills it directly.
+    if constexpr (std::is_same_v<typename Abi<V>::Props, ncclNetProperties_v12_t>) {
       return t_->getProperties(dev, props);
     } else {
       typename Abi<V>::Props old;
@@ -224,7 +226,7 @@ class ImportedNet final : public NetView {
   ncclResult_t makeVDevice(int* d, ncclNetVDeviceProps_v12_t* props) override {
     if constexpr (kRow.makeVDevice) {
       if (t_->makeVDevice != nullptr) {
-        if constexpr (V == detail::kNewestAbi) {
+        if constexpr (std::is_same_v<typename Abi<V>::VProps, ncclNetVDeviceProps_v12_t>) {
           return t_->makeVDevice(d, props);
         } else {
           typename Abi<V>::VProps old;
