@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "ncclnet/detail/abi_versions.hpp"
 #include "ncclnet/params.hpp"
 
 namespace ncclnet::check {
@@ -32,8 +33,8 @@ std::string listText(const T* values, int n) {
   return text.empty() ? "-" : text;
 }
 
-// NCCL_PROXY_MAX_SUBS: the most buffers one test reports.
-constexpr int kMaxSizes = 64;
+// The most buffers one test reports (NCCL_PROXY_MAX_SUBS).
+constexpr int kMaxSizes = kMaxGroupedRecvs;
 void* const kOptionalCompletion = reinterpret_cast<void*>(NCCL_NET_OPTIONAL_RECV_COMPLETION);
 
 }  // namespace
