@@ -237,37 +237,72 @@ TEST(CHelpers, VirtualDevicesAgreeForEveryVersion) {
                                                ncclnetVDevicePropsV12ToV11, "v11");
 }
 
-TEST(CHelpers, SizesWidenAsTheExportLayerDoes) {
-  for (int n : {0, 1, 3, 64, 65}) {
-    int in[65];
-    for (int i = 0; i < 65; i++) in[i] = i * 1000;
-    size_t c[65] = {}, cpp[65] = {};
-    ncclResult_t res = ncclnetWidenSizes(n, in, c);
-    EXPECT_EQ(res == ncclSuccess, ncclnet::detail::widenSizes(n, in, cpp)) << "n " << n;
-    EXPECT_EQ(std::memcmp(c, cpp, sizeof(c)), 0) << "n " << n;
+// The size helpers refuse exactly what the rows of every int-size version
+// (detail/abi_versions.hpp) refuse, at the edge values of each limit.
+TEST(CHelpers, SizesAgreeWithEveryIntSizeRow) {
+  using namespace ncclnet::detail;
+  const int ints[] = {INT_MIN, -1, 0, 1, 1 << 30, (1 << 30) + 1, INT_MAX};
+  const size_t wides[] = {
+      0, 1, size_t{1} << 30, (size_t{1} << 30) + 1, size_t{INT_MAX}, size_t{INT_MAX} + 1, SIZE_MAX};
+  for (const AbiVersion& abi : kAbiVersions) {
+    SCOPED_TRACE("v" + std::to_string(abi.version));
+    if (abi.intMessageSizes) {
+      for (int in : ints) {
+        size_t out = 0;
+        EXPECT_EQ(ncclnetWidenSize(in, &out) == ncclSuccess,
+                  refuseIntSize(in, abi.maxMessageSize) == nullptr)
+            << in;
+      }
+      for (size_t in : wides) {
+        int out = 0;
+        EXPECT_EQ(ncclnetNarrowSize(in, &out) == ncclSuccess, refuseMessageSize(abi, in) == nullptr)
+            << in;
+      }
+      for (int n : {-1, 0, 1, 3, 64, 65}) {
+        int in[65];
+        for (int i = 0; i < 65; i++) in[i] = i * 1000;
+        size_t c[65] = {}, cpp[65] = {};
+        ncclResult_t res = ncclnetWidenSizes(n, in, c);
+        EXPECT_EQ(res == ncclSuccess, widenRecvSizes(abi, n, in, cpp) == nullptr) << "n " << n;
+        EXPECT_EQ(std::memcmp(c, cpp, sizeof(c)), 0) << "n " << n;
+      }
+      for (int bad : {-1, (1 << 30) + 1}) {
+        int in[2] = {5, bad};
+        size_t out[2];
+        EXPECT_EQ(ncclnetWidenSizes(2, in, out), ncclInternalError) << bad;
+        EXPECT_NE(widenRecvSizes(abi, 2, in, out), nullptr) << bad;
+      }
+      size_t out[1];
+      EXPECT_EQ(ncclnetWidenSizes(1, nullptr, out), ncclInternalError);
+      EXPECT_NE(widenRecvSizes(abi, 1, nullptr, out), nullptr);
+    }
+    if (abi.intRegMrSize) {
+      for (int in : ints) {
+        size_t out = 0;
+        EXPECT_EQ(ncclnetWidenRegMrSize(in, &out) == ncclSuccess,
+                  refuseIntSize(in, abi.maxRegMrSize) == nullptr)
+            << in;
+      }
+      for (size_t in : wides) {
+        int out = 0;
+        EXPECT_EQ(ncclnetNarrowRegMrSize(in, &out) == ncclSuccess,
+                  refuseRegMrSize(abi, in) == nullptr)
+            << in;
+      }
+    }
   }
-  int negative[2] = {5, -1};
-  size_t out[2];
-  EXPECT_EQ(ncclnetWidenSizes(2, negative, out), ncclInternalError);
-  EXPECT_FALSE(ncclnet::detail::widenSizes(2, negative, out));
-  EXPECT_EQ(ncclnetWidenSizes(1, nullptr, out), ncclInternalError);
-
-  size_t one = 0;
-  EXPECT_EQ(ncclnetWidenSize(INT_MAX, &one), ncclSuccess);
-  EXPECT_EQ(one, static_cast<size_t>(INT_MAX));
-  EXPECT_EQ(ncclnetWidenSize(-1, &one), ncclInternalError);
 }
 
-TEST(CHelpers, SizesNarrowOnlyUpToIntMax) {
+TEST(CHelpers, RefusedSizesLeaveTheOutputAlone) {
   int out = -7;
-  EXPECT_EQ(ncclnetNarrowSize(static_cast<size_t>(INT_MAX), &out), ncclSuccess);
-  EXPECT_EQ(out, INT_MAX);
-  EXPECT_EQ(ncclnetNarrowSize(0, &out), ncclSuccess);
-  EXPECT_EQ(out, 0);
+  EXPECT_EQ(ncclnetNarrowSize(size_t{1} << 30, &out), ncclSuccess);
+  EXPECT_EQ(out, 1 << 30);
   out = -7;
-  EXPECT_EQ(ncclnetNarrowSize(static_cast<size_t>(INT_MAX) + 1, &out), ncclInternalError);
-  EXPECT_EQ(ncclnetNarrowSize(SIZE_MAX, &out), ncclInternalError);
+  EXPECT_EQ(ncclnetNarrowSize((size_t{1} << 30) + 1, &out), ncclInternalError);
+  EXPECT_EQ(ncclnetNarrowRegMrSize(size_t{INT_MAX} + 1, &out), ncclInternalError);
   EXPECT_EQ(out, -7) << "a refused size must leave the output alone";
+  EXPECT_EQ(ncclnetNarrowRegMrSize(size_t{INT_MAX}, &out), ncclSuccess);
+  EXPECT_EQ(out, INT_MAX);
 }
 
 }  // namespace

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Checks that a plugin library defines exactly ncclNetPlugin_v6 ... _v12 as
-# dynamic symbols and nothing else (no C++ helpers NCCL could bind to).
+# Checks that a plugin library defines exactly one ncclNetPlugin_vN per ABI
+# version the SDK knows (NCCLNET_ABI_OLDEST..NEWEST in abi/net.h) as dynamic
+# symbols and nothing else (no C++ helpers NCCL could bind to).
 set -euo pipefail
 lib=$1
-expected=$(printf 'ncclNetPlugin_v%s\n' 10 11 12 6 7 8 9)
+net_h="$(dirname "$0")/../include/ncclnet/abi/net.h"
+oldest=$(awk '$2 == "NCCLNET_ABI_OLDEST" {print $3}' "$net_h")
+newest=$(awk '$2 == "NCCLNET_ABI_NEWEST" {print $3}' "$net_h")
+expected=$(printf 'ncclNetPlugin_v%s\n' $(seq "$oldest" "$newest") | sort)
 actual=$(nm -D --defined-only "$lib" | awk '{print $3}' | sort)
 if [ "$actual" != "$expected" ]; then
   echo "FAIL: $lib exports:"
@@ -12,4 +16,4 @@ if [ "$actual" != "$expected" ]; then
   echo "$expected"
   exit 1
 fi
-echo "OK: $lib exports only ncclNetPlugin_v6..v12"
+echo "OK: $lib exports only ncclNetPlugin_v$oldest..v$newest"

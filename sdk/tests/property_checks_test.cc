@@ -132,6 +132,22 @@ TEST(PropertyChecks, FieldsAreCheckedOnlyFromTheirAbiVersion) {
   EXPECT_EQ(propertySince("vDevs"), propertySince("vProps"));
 }
 
+// propertySince reads the structs of the ABI headers; the versions that
+// added each field, written out (docs/abi.md's table of versions).
+TEST(PropertyChecks, FieldsAreDatedByTheVersionThatAddedThem) {
+  EXPECT_EQ(propertySince("name"), 6);
+  EXPECT_EQ(propertySince("maxRecvs"), 6);
+  EXPECT_EQ(propertySince("netDeviceType"), 7);
+  EXPECT_EQ(propertySince("netDeviceVersion"), 7);
+  EXPECT_EQ(propertySince("regIsGlobal"), 8);
+  for (const char* field : {"forceFlush", "vProps", "vDevs", "maxP2pBytes", "maxCollBytes"}) {
+    EXPECT_EQ(propertySince(field), 9) << field;
+  }
+  EXPECT_EQ(propertySince("maxMultiRequestSize"), 11);
+  EXPECT_EQ(propertySince("railId"), 12);
+  EXPECT_EQ(propertySince("planeId"), 12);
+}
+
 TEST(PropertyChecks, VirtualDevicesFitTheAbiWidth) {
   ncclNetProperties_v12_t p = goodDevice();
   p.vProps.ndevs = 5;

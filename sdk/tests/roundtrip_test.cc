@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "ncclnet/detail/abi_versions.hpp"
 #include "ncclnet/host/loader.hpp"
 #include "ncclnet/host/log_capture.hpp"
 #include "plugin_paths.hpp"
@@ -175,13 +176,15 @@ TEST_P(RoundTrip, GroupedReceiveDeliversEveryByteAndSize) {
     mhandles[i] = dstMr;
   }
   void* recvReq = reinterpret_cast<void*>(NCCL_NET_OPTIONAL_RECV_COMPLETION);
-  ASSERT_EQ(net_->irecv(recvComm, 4, data, capacity, tags, mhandles, nullptr, &recvReq), ncclSuccess);
+  ASSERT_EQ(net_->irecv(recvComm, 4, data, capacity, tags, mhandles, nullptr, &recvReq),
+            ncclSuccess);
   ASSERT_NE(recvReq, nullptr);
   ASSERT_NE(recvReq, reinterpret_cast<void*>(NCCL_NET_OPTIONAL_RECV_COMPLETION))
       << "irecv must overwrite the optional-completion hint";
   void* sendReqs[4];
   for (int i = 0; i < 4; i++) {
-    ASSERT_EQ(net_->isend(sendComm, src.data(), sizes[i], i, srcMr, nullptr, &sendReqs[i]), ncclSuccess);
+    ASSERT_EQ(net_->isend(sendComm, src.data(), sizes[i], i, srcMr, nullptr, &sendReqs[i]),
+              ncclSuccess);
     ASSERT_NE(sendReqs[i], nullptr);
   }
   for (int i = 0; i < 4; i++) {
@@ -230,7 +233,8 @@ TEST_P(RoundTrip, OneTagRunningAheadLandsInTheNextReceive) {
   const int tagOf[4] = {0, 0, 1, 1};  // A, B from tag 0; C, D from tag 1
   void* sendReqs[4];
   for (int i = 0; i < 4; i++) {
-    ASSERT_EQ(net_->isend(sendComm, src + i, 1, tagOf[i], srcMr, nullptr, &sendReqs[i]), ncclSuccess);
+    ASSERT_EQ(net_->isend(sendComm, src + i, 1, tagOf[i], srcMr, nullptr, &sendReqs[i]),
+              ncclSuccess);
     ASSERT_NE(sendReqs[i], nullptr);
   }
   for (void* request : sendReqs) EXPECT_EQ(wait(request, nullptr), ncclSuccess);
@@ -256,7 +260,8 @@ TEST_P(RoundTrip, TruncationIsAnErrorOnBothSidesAndWritesNothing) {
   int tag = 0;
   void* recvReq = nullptr;
   void* sendReq = nullptr;
-  ASSERT_EQ(net_->irecv(recvComm, 1, &data, &capacity, &tag, &dstMr, nullptr, &recvReq), ncclSuccess);
+  ASSERT_EQ(net_->irecv(recvComm, 1, &data, &capacity, &tag, &dstMr, nullptr, &recvReq),
+            ncclSuccess);
   ASSERT_EQ(net_->isend(sendComm, src.data(), 100, 0, srcMr, nullptr, &sendReq), ncclSuccess);
   int size = 0;
   EXPECT_EQ(wait(sendReq, &size), ncclInvalidUsage);
@@ -353,19 +358,28 @@ TEST_P(RoundTripVirtual, VirtualDevicesRespectEachVersionsWidth) {
   }
 }
 
+// One round trip per row of the ABI table (ncclnet/detail/abi_versions.hpp):
+// a new version's row is exported and imported back without a test edit.
 std::vector<Variant> allVariants() {
   std::vector<Variant> variants;
   for (int full = 1; full >= 0; full--) {
-    for (int v = 6; v <= 12; v++) variants.push_back(Variant{v, full == 1});
+    for (const auto& abi : ncclnet::detail::kAbiVersions) {
+      variants.push_back(Variant{abi.version, full == 1});
+    }
+  }
+  return variants;
+}
+std::vector<Variant> virtualDeviceVariants() {
+  std::vector<Variant> variants;
+  for (const auto& abi : ncclnet::detail::kAbiVersions) {
+    if (abi.makeVDevice) variants.push_back(Variant{abi.version, true});
   }
   return variants;
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryAbi, RoundTrip, ::testing::ValuesIn(allVariants()), variantName);
 INSTANTIATE_TEST_SUITE_P(AbiWithVirtualDevices, RoundTripVirtual,
-                         ::testing::Values(Variant{9, true}, Variant{10, true}, Variant{11, true},
-                                           Variant{12, true}),
-                         variantName);
+                         ::testing::ValuesIn(virtualDeviceVariants()), variantName);
 
 // A virtual NIC wider than v11 allows, made through v12, cannot be described
 // to a v11 host: the export side refuses with an error and a log line.
@@ -384,8 +398,10 @@ TEST(RoundTripExport, WideVirtualDeviceIsRefusedToOlderVersions) {
   auto v11 = load(11);
   void* ctx12 = nullptr;
   void* ctx11 = nullptr;
-  ASSERT_EQ(v12->net().init(&ctx12, 1, nullptr, ncclnet::host::captureLogger, nullptr), ncclSuccess);
-  ASSERT_EQ(v11->net().init(&ctx11, 2, nullptr, ncclnet::host::captureLogger, nullptr), ncclSuccess);
+  ASSERT_EQ(v12->net().init(&ctx12, 1, nullptr, ncclnet::host::captureLogger, nullptr),
+            ncclSuccess);
+  ASSERT_EQ(v11->net().init(&ctx11, 2, nullptr, ncclnet::host::captureLogger, nullptr),
+            ncclSuccess);
   ncclNetVDeviceProps_v12_t wide{5, {0, 1, 0, 1, 0}};
   int vdev = -1;
   ASSERT_EQ(v12->net().makeVDevice(&vdev, &wide), ncclSuccess);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "ncclnet/detail/abi_versions.hpp"
 #include "ncclnet/params.hpp"
 
 namespace ncclnet::check {
@@ -32,8 +33,8 @@ std::string listText(const T* values, int n) {
   return text.empty() ? "-" : text;
 }
 
-// NCCL_PROXY_MAX_SUBS: the most buffers one test reports.
-constexpr int kMaxSizes = 64;
+// The most buffers one test reports (NCCL_PROXY_MAX_SUBS).
+constexpr int kMaxSizes = kMaxGroupedRecvs;
 void* const kOptionalCompletion = reinterpret_cast<void*>(NCCL_NET_OPTIONAL_RECV_COMPLETION);
 
 }  // namespace
@@ -157,6 +158,12 @@ Clock::time_point Checker::timed(const CheckRule& rule, const char* call, Clock:
   return end;
 }
 
+ncclResult_t Checker::refuse(const char* fn, const char* why) {
+  Logger log = reporter_.logger();
+  NCCLNET_WARN(log, "%s: %s", fn, why);
+  return ncclInternalError;
+}
+
 // ---- life cycle and devices --------------------------------------------------
 
 ncclResult_t Checker::init(void** ctx, uint64_t commId, ncclNetCommConfig_v12_t* config,
@@ -177,8 +184,34 @@ ncclResult_t Checker::initOnce(ncclDebugLogger_t logFn, ncclProfilerCallback_t p
   void* ctx = nullptr;
   res = net().init(&ctx, 0, &config, logFn, profFn);
   trace_.line("init commId=0 tc=-1 rc=%d", static_cast<int>(res));
-  if (res == ncclSuccess) processCtx_.store(ctx, std::memory_order_release);
+  if (res == ncclSuccess) {
+    std::lock_guard<std::mutex> lock(classMutex_);
+    legacyLogFn_ = logFn;
+    legacyProfFn_ = profFn;
+    processCtx_.store(ctx, std::memory_order_release);
+  }
   return res;
+}
+
+void* Checker::classContext(int trafficClass) {
+  void* process = processContext();
+  if (trafficClass == NCCL_NET_TRAFFIC_CLASS_UNDEF || process == nullptr) return process;
+  std::lock_guard<std::mutex> lock(classMutex_);
+  auto it = classContexts_.find(trafficClass);
+  if (it != classContexts_.end()) return it->second;
+  ncclNetCommConfig_v12_t config{};
+  config.trafficClass = trafficClass;
+  void* ctx = nullptr;
+  ncclResult_t res = net().init(&ctx, 0, &config, legacyLogFn_, legacyProfFn_);
+  trace_.line("init commId=0 tc=%d rc=%d", trafficClass, static_cast<int>(res));
+  if (res != ncclSuccess) {
+    Logger log = reporter_.logger();
+    NCCLNET_WARN(log, "connect: no context for traffic class %d: init returned %d", trafficClass,
+                 static_cast<int>(res));
+    return nullptr;
+  }
+  classContexts_.emplace(trafficClass, ctx);
+  return ctx;
 }
 
 ncclResult_t Checker::finalize(void* ctx) {

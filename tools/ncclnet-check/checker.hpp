@@ -45,6 +45,12 @@ class Checker {
   // the one context made here serves every later call.
   ncclResult_t initOnce(ncclDebugLogger_t logFn, ncclProfilerCallback_t profFn);
   void* processContext() const { return processCtx_.load(std::memory_order_acquire); }
+  // Table v10: the context of a connect's traffic class. The process
+  // context for an undefined class; for any other, one more context of the
+  // wrapped plugin made with that class at its first connect, as the SDK's
+  // own v10 table keeps one per class. NULL before initOnce, or when it
+  // cannot be made (one WARN line).
+  void* classContext(int trafficClass);
   ncclResult_t finalize(void* ctx);
   ncclResult_t devices(int* ndev);
   ncclResult_t getProperties(int dev, ncclNetProperties_v12_t* props);
@@ -70,6 +76,11 @@ class Checker {
   ncclResult_t irecvConsumed(void* recvComm, int n, void* request);
   ncclResult_t makeVDevice(int* d, ncclNetVDeviceProps_v12_t* props);
   ncclResult_t setNetAttr(void* ctx, ncclNetAttr_v12_t* attr);
+
+  // A call refused at the edge of an older table, as the SDK's export tables
+  // refuse it: one WARN line, ncclInternalError. Not a violation: the
+  // wrapped plugin never sees the call.
+  ncclResult_t refuse(const char* fn, const char* why);
 
   // Violations reported so far (tests, and the line at finalize).
   uint64_t violations() const { return reporter_.count(); }
@@ -103,6 +114,10 @@ class Checker {
   bool started_ = false;
   ncclResult_t startResult_ = ncclSuccess;
   std::atomic<void*> processCtx_{nullptr};
+  ncclDebugLogger_t legacyLogFn_ = nullptr;  // what initOnce was given, for classContext
+  ncclProfilerCallback_t legacyProfFn_ = nullptr;
+  std::mutex classMutex_;
+  std::unordered_map<int, void*> classContexts_;  // traffic class -> context
 
   Config config_;
   Clock::duration blockLimit_{};

@@ -1,26 +1,29 @@
 // SPDX-License-Identifier: Apache-2.0
-// ncclnet-check: the exported tables ncclNetPlugin_v6 ... _v12. Each is a
-// thin shim over Checker's v12 calls, written against the ABI headers
-// rather than through NCCLNET_EXPORT_PLUGIN: the tables must carry the
+// ncclnet-check: the exported tables ncclNetPlugin_v6 ... _v12, thin shims
+// over Checker's v12 calls. Each table is built from its version's row of
+// ncclnet/detail/abi_versions.hpp, slot by slot as the SDK's export tables
+// are, but not through NCCLNET_EXPORT_PLUGIN: the tables must carry the
 // wrapped plugin's name and leave NULL exactly the optional slots the
 // wrapped plugin leaves NULL, and neither is known before this library is
-// loaded. So the tables are filled at compile time and patched once, by the
-// library constructor, before dlopen returns.
+// loaded. So the tables are filled once, by the library constructor, before
+// dlopen returns.
 //
 // What this relies on in NCCL (src/plugin/net.cc, NCCL 2.28/2.30):
 // ncclNetPluginLoad dlsym()s the tables newest first right after dlopen
 // (the v6..v9 shims in src/plugin/net/net_vN.cc copy the name there), and
 // ncclNetInit compares NCCL_NET with ncclNet->name (strcasecmp) before it
 // calls init. A constructor runs inside dlopen, before both.
-#include <climits>
 #include <cstring>
+#include <type_traits>
 
 #include "checker.hpp"
+#include "ncclnet/detail/abi_versions.hpp"
 #include "ncclnet/detail/properties.hpp"
 
 namespace {
 
 using ncclnet::check::Checker;
+using ncclnet::detail::kAbi;
 using ncclnet::host::Optional;
 
 Checker& C() {
@@ -80,11 +83,15 @@ ncclResult_t connectV6(int dev, void* handle, void** sendComm) {
 ncclResult_t connectV7(int dev, void* handle, void** sendComm, ncclNetDeviceHandle_v12_t** dc) {
   return C().connect(C().processContext(), dev, handle, sendComm, dc);
 }
-// The v10 config's traffic class is not passed on: the wrapped plugin sees
-// the one process context, made without one.
-ncclResult_t connectV10(int dev, ncclNetCommConfig_v10_t*, void* handle, void** sendComm,
+// The v10 config's traffic class reaches the wrapped plugin through a
+// context of that class (net_v10.cc ncclNet_connect hands NCCL's class to
+// the plugin with every connect).
+ncclResult_t connectV10(int dev, ncclNetCommConfig_v10_t* config, void* handle, void** sendComm,
                         ncclNetDeviceHandle_v12_t** dc) {
-  return C().connect(C().processContext(), dev, handle, sendComm, dc);
+  const int trafficClass = config ? config->trafficClass : NCCL_NET_TRAFFIC_CLASS_UNDEF;
+  void* ctx = C().classContext(trafficClass);
+  if (ctx == nullptr && trafficClass != NCCL_NET_TRAFFIC_CLASS_UNDEF) return ncclInternalError;
+  return C().connect(ctx, dev, handle, sendComm, dc);
 }
 ncclResult_t connectV11(void* ctx, int dev, void* handle, void** sendComm,
                         ncclNetDeviceHandle_v12_t** dc) {
@@ -107,8 +114,15 @@ ncclResult_t closeListen(void* comm) {
 }
 
 // ---- registration ---------------------------------------------------------------------
-ncclResult_t regMrV6(void* comm, void* data, int size, int type, void** mhandle) {
-  return C().regMr(comm, data, static_cast<size_t>(size < 0 ? 0 : size), type, mhandle);
+// The int sizes of tables v6..v8 are refused where the SDK's export tables
+// refuse them, from the same row (abi_versions.hpp): a wrapped plugin sees
+// only what NCCL's compat layer would give it.
+template <int V>
+ncclResult_t regMrInt(void* comm, void* data, int size, int type, void** mhandle) {
+  if (const char* why = ncclnet::detail::refuseIntSize(size, kAbi<V>.maxRegMrSize)) {
+    return C().refuse("regMr", why);
+  }
+  return C().regMr(comm, data, static_cast<size_t>(size), type, mhandle);
 }
 ncclResult_t regMr(void* comm, void* data, size_t size, int type, void** mhandle) {
   return C().regMr(comm, data, size, type, mhandle);
@@ -125,9 +139,12 @@ ncclResult_t getDeviceMr(void* comm, void* mhandle, void** dptr) {
 }
 
 // ---- data ---------------------------------------------------------------------------------
-ncclResult_t isendV6(void* comm, void* data, int size, int tag, void* mhandle, void** request) {
-  return C().isend(comm, data, static_cast<size_t>(size < 0 ? 0 : size), tag, mhandle, nullptr,
-                   request);
+template <int V>
+ncclResult_t isendInt(void* comm, void* data, int size, int tag, void* mhandle, void** request) {
+  if (const char* why = ncclnet::detail::refuseIntSize(size, kAbi<V>.maxMessageSize)) {
+    return C().refuse("isend", why);
+  }
+  return C().isend(comm, data, static_cast<size_t>(size), tag, mhandle, nullptr, request);
 }
 ncclResult_t isendV9(void* comm, void* data, size_t size, int tag, void* mhandle, void** request) {
   return C().isend(comm, data, size, tag, mhandle, nullptr, request);
@@ -136,13 +153,13 @@ ncclResult_t isend(void* comm, void* data, size_t size, int tag, void* mhandle, 
                    void** request) {
   return C().isend(comm, data, size, tag, mhandle, phandle, request);
 }
-ncclResult_t irecvV6(void* comm, int n, void** data, int* sizes, int* tags, void** mhandles,
-                     void** request) {
-  size_t wide[ncclnet::check::kKeptBuffers * 8];  // 64: NCCL_PROXY_MAX_SUBS
-  if (n < 0 || n > static_cast<int>(sizeof(wide) / sizeof(wide[0]))) {
-    return ncclInvalidArgument;  // NCCL groups at most 64 receives
+template <int V>
+ncclResult_t irecvInt(void* comm, int n, void** data, int* sizes, int* tags, void** mhandles,
+                      void** request) {
+  size_t wide[ncclnet::kMaxGroupedRecvs];
+  if (const char* why = ncclnet::detail::widenRecvSizes(kAbi<V>, n, sizes, wide)) {
+    return C().refuse("irecv", why);
   }
-  for (int i = 0; i < n; i++) wide[i] = static_cast<size_t>(sizes[i] < 0 ? 0 : sizes[i]);
   return C().irecv(comm, n, data, wide, tags, mhandles, nullptr, request);
 }
 ncclResult_t irecvV9(void* comm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
@@ -163,13 +180,82 @@ ncclResult_t irecvConsumed(void* comm, int n, void* request) {
   return C().irecvConsumed(comm, n, request);
 }
 
-// Members every table has, v6 layout and later.
-template <class Table>
-void fillCommon(Table& t) {
+}  // namespace
+
+// One mutable table per version, filled by the constructor below.
+#define NCCLNET_CHECK_TABLE(unused, N) \
+  __attribute__((visibility("default"))) ncclNet_v##N##_t ncclNetPlugin_v##N{};
+extern "C" {
+NCCLNET_ABI_FOR_EACH_VERSION(NCCLNET_CHECK_TABLE, ~)
+}
+#undef NCCLNET_CHECK_TABLE
+
+namespace {
+
+// The table of version V, slot by slot from V's row (abi_versions.hpp), as
+// the SDK's own export tables are built; an optional slot the wrapped
+// plugin leaves NULL stays NULL: NCCL reads a NULL optional slot as "not
+// supported" and behaves differently.
+template <int V>
+void fill(typename ncclnet::detail::AbiTypes<V>::Net& t) {
+  constexpr ncclnet::detail::AbiVersion row = kAbi<V>;
+  using Types = ncclnet::detail::AbiTypes<V>;
   t.name = C().name();
+  if constexpr (row.perCommInit) {
+    t.init = initV11;
+    t.finalize = finalize;
+    t.setNetAttr = C().provides(Optional::SetNetAttr) ? setNetAttr : nullptr;
+    t.listen = listenV11;
+    t.connect = connectV11;
+  } else {
+    if constexpr (row.profiler) {
+      t.init = initV10;
+    } else {
+      t.init = initV6;
+    }
+    t.listen = listenV6;
+    if constexpr (row.connectConfig) {
+      t.connect = connectV10;
+    } else if constexpr (row.deviceHandles) {
+      t.connect = connectV7;
+    } else {
+      t.connect = connectV6;
+    }
+  }
   t.devices = devices;
-  t.regMrDmaBuf = regMrDmaBuf;
+  if constexpr (std::is_same_v<typename Types::Props, ncclNetProperties_v12_t>) {
+    t.getProperties = getProperties;
+  } else {
+    t.getProperties = getPropertiesOld<typename Types::Props>;
+  }
+  if constexpr (row.deviceHandles) {
+    t.accept = accept;
+    t.getDeviceMr = C().provides(Optional::GetDeviceMr) ? getDeviceMr : nullptr;
+    t.irecvConsumed = C().provides(Optional::IrecvConsumed) ? irecvConsumed : nullptr;
+  } else {
+    t.accept = acceptV6;
+  }
+  if constexpr (row.intRegMrSize) {
+    t.regMr = regMrInt<V>;
+  } else {
+    t.regMr = regMr;
+  }
+  t.regMrDmaBuf = C().provides(Optional::RegMrDmaBuf) ? regMrDmaBuf : nullptr;
   t.deregMr = deregMr;
+  if constexpr (row.intMessageSizes) {
+    t.isend = isendInt<V>;
+    t.irecv = irecvInt<V>;
+  } else if constexpr (!row.profiler) {  // v9: size_t, no profiler handles
+    t.isend = isendV9;
+    t.irecv = irecvV9;
+  } else {
+    t.isend = isend;
+    t.irecv = irecv;
+  }
+  if constexpr (row.makeVDevice) {
+    t.makeVDevice =
+        C().provides(Optional::MakeVDevice) ? makeVDevice<typename Types::VProps> : nullptr;
+  }
   t.iflush = iflush;
   t.test = test;
   t.closeSend = closeSend;
@@ -177,130 +263,10 @@ void fillCommon(Table& t) {
   t.closeListen = closeListen;
 }
 
-}  // namespace
-
-extern "C" {
-__attribute__((visibility("default"))) ncclNet_v6_t ncclNetPlugin_v6{};
-__attribute__((visibility("default"))) ncclNet_v7_t ncclNetPlugin_v7{};
-__attribute__((visibility("default"))) ncclNet_v8_t ncclNetPlugin_v8{};
-__attribute__((visibility("default"))) ncclNet_v9_t ncclNetPlugin_v9{};
-__attribute__((visibility("default"))) ncclNet_v10_t ncclNetPlugin_v10{};
-__attribute__((visibility("default"))) ncclNet_v11_t ncclNetPlugin_v11{};
-__attribute__((visibility("default"))) ncclNet_v12_t ncclNetPlugin_v12{};
-}
-
-namespace {
-
-// v7..v12 members shared with v7 (device handles, irecvConsumed).
-template <class Table>
-void fillV7Family(Table& t) {
-  fillCommon(t);
-  t.accept = accept;
-  t.getDeviceMr = getDeviceMr;
-  t.irecvConsumed = irecvConsumed;
-}
-
-// Leaves NULL what the wrapped plugin does not provide: NCCL reads a NULL
-// optional slot as "not supported" and behaves differently.
-template <class Table>
-void dropMissing(Table& t) {
-  if (!C().provides(Optional::RegMrDmaBuf)) t.regMrDmaBuf = nullptr;
-  if constexpr (!std::is_same_v<Table, ncclNet_v6_t>) {
-    if (!C().provides(Optional::GetDeviceMr)) t.getDeviceMr = nullptr;
-    if (!C().provides(Optional::IrecvConsumed)) t.irecvConsumed = nullptr;
-  }
-}
-
 void fillTables() {
-  ncclNet_v6_t& v6 = ncclNetPlugin_v6;
-  fillCommon(v6);
-  v6.init = initV6;
-  v6.getProperties = getPropertiesOld<ncclNetProperties_v6_t>;
-  v6.listen = listenV6;
-  v6.connect = connectV6;
-  v6.accept = acceptV6;
-  v6.regMr = regMrV6;
-  v6.isend = isendV6;
-  v6.irecv = irecvV6;
-  dropMissing(v6);
-
-  ncclNet_v7_t& v7 = ncclNetPlugin_v7;
-  fillV7Family(v7);
-  v7.init = initV6;
-  v7.getProperties = getPropertiesOld<ncclNetProperties_v7_t>;
-  v7.listen = listenV6;
-  v7.connect = connectV7;
-  v7.regMr = regMrV6;
-  v7.isend = isendV6;
-  v7.irecv = irecvV6;
-  dropMissing(v7);
-
-  ncclNet_v8_t& v8 = ncclNetPlugin_v8;
-  fillV7Family(v8);
-  v8.init = initV6;
-  v8.getProperties = getPropertiesOld<ncclNetProperties_v8_t>;
-  v8.listen = listenV6;
-  v8.connect = connectV7;
-  v8.regMr = regMr;
-  v8.isend = isendV6;
-  v8.irecv = irecvV6;
-  dropMissing(v8);
-
-  ncclNet_v9_t& v9 = ncclNetPlugin_v9;
-  fillV7Family(v9);
-  v9.init = initV6;
-  v9.getProperties = getPropertiesOld<ncclNetProperties_v9_t>;
-  v9.listen = listenV6;
-  v9.connect = connectV7;
-  v9.regMr = regMr;
-  v9.isend = isendV9;
-  v9.irecv = irecvV9;
-  v9.makeVDevice =
-      C().provides(Optional::MakeVDevice) ? makeVDevice<ncclNetVDeviceProps_v9_t> : nullptr;
-  dropMissing(v9);
-
-  ncclNet_v10_t& v10 = ncclNetPlugin_v10;
-  fillV7Family(v10);
-  v10.init = initV10;
-  v10.getProperties = getPropertiesOld<ncclNetProperties_v10_t>;
-  v10.listen = listenV6;
-  v10.connect = connectV10;
-  v10.regMr = regMr;
-  v10.isend = isend;
-  v10.irecv = irecv;
-  v10.makeVDevice =
-      C().provides(Optional::MakeVDevice) ? makeVDevice<ncclNetVDeviceProps_v10_t> : nullptr;
-  dropMissing(v10);
-
-  ncclNet_v11_t& v11 = ncclNetPlugin_v11;
-  fillV7Family(v11);
-  v11.init = initV11;
-  v11.getProperties = getPropertiesOld<ncclNetProperties_v11_t>;
-  v11.listen = listenV11;
-  v11.connect = connectV11;
-  v11.regMr = regMr;
-  v11.isend = isend;
-  v11.irecv = irecv;
-  v11.makeVDevice =
-      C().provides(Optional::MakeVDevice) ? makeVDevice<ncclNetVDeviceProps_v11_t> : nullptr;
-  v11.finalize = finalize;
-  v11.setNetAttr = C().provides(Optional::SetNetAttr) ? setNetAttr : nullptr;
-  dropMissing(v11);
-
-  ncclNet_v12_t& v12 = ncclNetPlugin_v12;
-  fillV7Family(v12);
-  v12.init = initV11;
-  v12.getProperties = getProperties;
-  v12.listen = listenV11;
-  v12.connect = connectV11;
-  v12.regMr = regMr;
-  v12.isend = isend;
-  v12.irecv = irecv;
-  v12.makeVDevice =
-      C().provides(Optional::MakeVDevice) ? makeVDevice<ncclNetVDeviceProps_v12_t> : nullptr;
-  v12.finalize = finalize;
-  v12.setNetAttr = C().provides(Optional::SetNetAttr) ? setNetAttr : nullptr;
-  dropMissing(v12);
+#define NCCLNET_CHECK_FILL(unused, N) fill<N>(ncclNetPlugin_v##N);
+  NCCLNET_ABI_FOR_EACH_VERSION(NCCLNET_CHECK_FILL, ~)
+#undef NCCLNET_CHECK_FILL
 }
 
 // Runs inside dlopen: loads the wrapped plugin, then names the tables after it.

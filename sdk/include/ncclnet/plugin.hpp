@@ -69,6 +69,7 @@
 #include <vector>
 
 #include "ncclnet/abi/net.h"
+#include "ncclnet/detail/abi_versions.hpp"
 #include "ncclnet/detail/properties.hpp"
 #include "ncclnet/log.hpp"
 #include "ncclnet/object_model.hpp"
@@ -95,9 +96,6 @@ struct CommContext {
   uint64_t commId = 0;
   int trafficClass = NCCL_NET_TRAFFIC_CLASS_UNDEF;
 };
-
-// Largest n a grouped receive can carry through any NCCL (NCCL_PROXY_MAX_SUBS).
-constexpr int kMaxGroupedRecvs = 64;
 
 namespace detail {
 
@@ -271,17 +269,6 @@ ncclResult_t call(const char* fn, F&& body) noexcept {
   return ncclInternalError;
 }
 
-// Widens int sizes (ABI v6..v8) for the size_t interface; a negative size is
-// a caller bug.
-inline bool widenSizes(int n, const int* in, size_t* out) {
-  if (n < 1 || n > kMaxGroupedRecvs || in == nullptr) return false;
-  for (int i = 0; i < n; i++) {
-    if (in[i] < 0) return false;
-    out[i] = static_cast<size_t>(in[i]);
-  }
-  return true;
-}
-
 template <class Impl>
 struct Exports {
   using State = PluginState<Impl>;
@@ -395,8 +382,13 @@ struct Exports {
   }
 
   // ---- memory registration -----------------------------------------------
-  static ncclResult_t regMrV6(void* comm, void* data, int size, int type, void** mhandle) {
-    if (size < 0) return State::get().fail("regMr", "negative size");
+  // The int sizes of tables v6..v8 are refused where NCCL's compat layer
+  // would never produce them (abi_versions.hpp, the row of version V).
+  template <int V>
+  static ncclResult_t regMrInt(void* comm, void* data, int size, int type, void** mhandle) {
+    if (const char* why = refuseIntSize(size, kAbi<V>.maxRegMrSize)) {
+      return State::get().fail("regMr", why);
+    }
     return regMr(comm, data, static_cast<size_t>(size), type, mhandle);
   }
   static ncclResult_t regMr(void* comm, void* data, size_t size, int type, void** mhandle) {
@@ -418,9 +410,12 @@ struct Exports {
   }
 
   // ---- data path ---------------------------------------------------------
-  static ncclResult_t isendV6(void* comm, void* data, int size, int tag, void* mhandle,
-                              void** request) {
-    if (size < 0) return State::get().fail("isend", "negative size");
+  template <int V>
+  static ncclResult_t isendInt(void* comm, void* data, int size, int tag, void* mhandle,
+                               void** request) {
+    if (const char* why = refuseIntSize(size, kAbi<V>.maxMessageSize)) {
+      return State::get().fail("isend", why);
+    }
     return isend(comm, data, static_cast<size_t>(size), tag, mhandle, nullptr, request);
   }
   static ncclResult_t isendV9(void* comm, void* data, size_t size, int tag, void* mhandle,
@@ -434,11 +429,12 @@ struct Exports {
     });
   }
 
-  static ncclResult_t irecvV6(void* comm, int n, void** data, int* sizes, int* tags,
-                              void** mhandles, void** request) {
+  template <int V>
+  static ncclResult_t irecvInt(void* comm, int n, void** data, int* sizes, int* tags,
+                               void** mhandles, void** request) {
     size_t wide[kMaxGroupedRecvs];
-    if (!widenSizes(n, sizes, wide)) {
-      return State::get().fail("irecv", "n outside 1..64, NULL sizes or a negative size");
+    if (const char* why = widenRecvSizes(kAbi<V>, n, sizes, wide)) {
+      return State::get().fail("irecv", why);
     }
     return irecv(comm, n, data, wide, tags, mhandles, nullptr, request);
   }
@@ -524,18 +520,14 @@ struct Exports {
 
 #define NCCLNET_DETAIL_EXPORT_TABLE(Impl, N)                                                    \
   extern "C" __attribute__((visibility("default"))) const ncclNet_v##N##_t ncclNetPlugin_v##N = \
-      ::ncclnet::detail::Tables<typename ::ncclnet::detail::ExportedClass<Impl>::type>::v##N();
+      ::ncclnet::detail::Tables<                                                                \
+          typename ::ncclnet::detail::ExportedClass<Impl>::type>::template table<N>();
 
 // Checks `Impl` against the contract above, then defines ncclNetPlugin_v6
-// ... ncclNetPlugin_v12 for it. Use once per plugin library, at namespace
-// scope.
+// ... ncclNetPlugin_v12 for it (one table per row of
+// ncclnet/detail/abi_versions.hpp). Use once per plugin library, at
+// namespace scope.
 #define NCCLNET_EXPORT_PLUGIN(Impl)         \
   NCCLNET_CHECK_PLUGIN_CONTRACT(Impl)       \
   NCCLNET_CHECK_OBJECT_MODEL_CONTRACT(Impl) \
-  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 6)      \
-  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 7)      \
-  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 8)      \
-  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 9)      \
-  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 10)     \
-  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 11)     \
-  NCCLNET_DETAIL_EXPORT_TABLE(Impl, 12)
+  NCCLNET_ABI_FOR_EACH_VERSION(NCCLNET_DETAIL_EXPORT_TABLE, Impl)

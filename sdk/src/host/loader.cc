@@ -11,6 +11,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "ncclnet/detail/abi_versions.hpp"
 #include "ncclnet/result_name.hpp"
 
 namespace ncclnet::host {
@@ -114,18 +115,7 @@ std::optional<NcclRelease> findNcclRelease(const std::string& text) {
 NcclBehaviour behaviourOf(const NcclRelease& r) {
   NcclBehaviour b;
   b.release = r;
-  if (r.minor <= 19)
-    b.newestVersion = 7;
-  else if (r.minor <= 23)
-    b.newestVersion = 8;
-  else if (r.minor <= 25)
-    b.newestVersion = 9;
-  else if (r.minor <= 27)
-    b.newestVersion = 10;
-  else if (r.minor <= 29)
-    b.newestVersion = 11;
-  else
-    b.newestVersion = 12;
+  b.newestVersion = detail::newestAbiOfNccl(r.minor);
   auto atLeast = [&](int minor, int patch) {
     return r.minor > minor || (r.minor == minor && r.patch >= patch);
   };

@@ -3,10 +3,11 @@
 // `if constexpr` below is one change in the ABI's history (docs/abi.md).
 #include "ncclnet/host/net_view.hpp"
 
-#include <climits>
 #include <mutex>
+#include <type_traits>
 #include <unordered_map>
 
+#include "ncclnet/detail/abi_versions.hpp"
 #include "ncclnet/detail/properties.hpp"
 
 namespace ncclnet::host {
@@ -24,22 +25,8 @@ const char* optionalName(Optional op) {
 
 namespace {
 
-template <int V> struct Abi;
-template <> struct Abi<6> { using Net = ncclNet_v6_t; using Props = ncclNetProperties_v6_t; };
-template <> struct Abi<7> { using Net = ncclNet_v7_t; using Props = ncclNetProperties_v7_t; };
-template <> struct Abi<8> { using Net = ncclNet_v8_t; using Props = ncclNetProperties_v8_t; };
-template <> struct Abi<9> {
-  using Net = ncclNet_v9_t; using Props = ncclNetProperties_v9_t; using VProps = ncclNetVDeviceProps_v9_t;
-};
-template <> struct Abi<10> {
-  using Net = ncclNet_v10_t; using Props = ncclNetProperties_v10_t; using VProps = ncclNetVDeviceProps_v10_t;
-};
-template <> struct Abi<11> {
-  using Net = ncclNet_v11_t; using Props = ncclNetProperties_v11_t; using VProps = ncclNetVDeviceProps_v11_t;
-};
-template <> struct Abi<12> {
-  using Net = ncclNet_v12_t; using Props = ncclNetProperties_v12_t; using VProps = ncclNetVDeviceProps_v12_t;
-};
+template <int V>
+using Abi = detail::AbiTypes<V>;
 
 // What v6..v10 plugins see of a per-communicator init: nothing. The view
 // hands out a context of its own that remembers the comm's config.
@@ -50,8 +37,7 @@ struct LegacyContext {
 template <int V>
 class ImportedNet final : public NetView {
   using Net = typename Abi<V>::Net;
-  static constexpr bool kPerCommInit = V >= 11;
-  static constexpr bool kIntSizes = V <= 8;
+  static constexpr detail::AbiVersion kRow = detail::kAbi<V>;
 
  public:
   ImportedNet(const Net* table, Logger logger) : t_(table), log_(logger) {}
@@ -63,16 +49,16 @@ class ImportedNet final : public NetView {
     switch (op) {
       case Optional::RegMrDmaBuf: return t_->regMrDmaBuf != nullptr;
       case Optional::GetDeviceMr:
-        if constexpr (V >= 7) return t_->getDeviceMr != nullptr;
+        if constexpr (kRow.deviceHandles) return t_->getDeviceMr != nullptr;
         return false;
       case Optional::IrecvConsumed:
-        if constexpr (V >= 7) return t_->irecvConsumed != nullptr;
+        if constexpr (kRow.deviceHandles) return t_->irecvConsumed != nullptr;
         return false;
       case Optional::MakeVDevice:
-        if constexpr (V >= 9) return t_->makeVDevice != nullptr;
+        if constexpr (kRow.makeVDevice) return t_->makeVDevice != nullptr;
         return false;
       case Optional::SetNetAttr:
-        if constexpr (V >= 11) return t_->setNetAttr != nullptr;
+        if constexpr (kRow.perCommInit) return t_->setNetAttr != nullptr;
         return false;
     }
     return false;
@@ -80,14 +66,16 @@ class ImportedNet final : public NetView {
 
   ncclResult_t init(void** ctx, uint64_t commId, ncclNetCommConfig_v12_t* config,
                     ncclDebugLogger_t logFn, ncclProfilerCallback_t profFn) override {
-    if constexpr (kPerCommInit) {
+    if constexpr (kRow.perCommInit) {
       return t_->init(ctx, commId, config, logFn, profFn);
     } else {
       std::lock_guard<std::mutex> lock(mutex_);
       if (legacyRefs_ == 0) {
         ncclResult_t res;
-        if constexpr (V == 10) res = t_->init(logFn, profFn);
-        else res = t_->init(logFn);
+        if constexpr (kRow.profiler)
+          res = t_->init(logFn, profFn);
+        else
+          res = t_->init(logFn);
         if (res != ncclSuccess) return res;
       }
       legacyRefs_++;
@@ -100,7 +88,7 @@ class ImportedNet final : public NetView {
   }
 
   ncclResult_t finalize(void* ctx) override {
-    if constexpr (kPerCommInit) {
+    if constexpr (kRow.perCommInit) {
       return t_->finalize(ctx);
     } else {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -116,7 +104,8 @@ class ImportedNet final : public NetView {
   ncclResult_t devices(int* ndev) override { return t_->devices(ndev); }
 
   ncclResult_t getProperties(int dev, ncclNetProperties_v12_t* props) override {
-    if constexpr (V == 12) {
+    // The view speaks v12: a table with v12's struct fills it directly.
+    if constexpr (std::is_same_v<typename Abi<V>::Props, ncclNetProperties_v12_t>) {
       return t_->getProperties(dev, props);
     } else {
       typename Abi<V>::Props old;
@@ -128,19 +117,21 @@ class ImportedNet final : public NetView {
   }
 
   ncclResult_t listen(void* ctx, int dev, void* handle, void** listenComm) override {
-    if constexpr (kPerCommInit) return t_->listen(ctx, dev, handle, listenComm);
-    else return t_->listen(dev, handle, listenComm);
+    if constexpr (kRow.perCommInit)
+      return t_->listen(ctx, dev, handle, listenComm);
+    else
+      return t_->listen(dev, handle, listenComm);
   }
 
   ncclResult_t connect(void* ctx, int dev, void* handle, void** sendComm,
                        ncclNetDeviceHandle_v12_t** sendDevComm) override {
-    if constexpr (kPerCommInit) {
+    if constexpr (kRow.perCommInit) {
       return t_->connect(ctx, dev, handle, sendComm, sendDevComm);
-    } else if constexpr (V == 10) {
+    } else if constexpr (kRow.connectConfig) {
       LegacyContext* context = findLegacy(ctx);
       if (context == nullptr) return badContext("connect", ctx);
       return t_->connect(dev, &context->config, handle, sendComm, sendDevComm);
-    } else if constexpr (V >= 7) {
+    } else if constexpr (kRow.deviceHandles) {
       return t_->connect(dev, handle, sendComm, sendDevComm);
     } else {
       return t_->connect(dev, handle, sendComm);
@@ -149,50 +140,50 @@ class ImportedNet final : public NetView {
 
   ncclResult_t accept(void* listenComm, void** recvComm,
                       ncclNetDeviceHandle_v12_t** recvDevComm) override {
-    if constexpr (V >= 7) return t_->accept(listenComm, recvComm, recvDevComm);
-    else return t_->accept(listenComm, recvComm);
+    if constexpr (kRow.deviceHandles)
+      return t_->accept(listenComm, recvComm, recvDevComm);
+    else
+      return t_->accept(listenComm, recvComm);
   }
 
   ncclResult_t regMr(void* comm, void* data, size_t size, int type, void** mhandle) override {
-    if constexpr (V <= 7) {
-      if (size > INT_MAX) return tooLarge("regMr", size);
+    if constexpr (kRow.intRegMrSize) {
+      if (const char* why = detail::refuseRegMrSize(kRow, size)) return refused("regMr", why, size);
       return t_->regMr(comm, data, static_cast<int>(size), type, mhandle);
     } else {
       return t_->regMr(comm, data, size, type, mhandle);
     }
   }
 
-  ncclResult_t regMrDmaBuf(void* comm, void* data, size_t size, int type, uint64_t offset,
-                           int fd, void** mhandle) override {
+  ncclResult_t regMrDmaBuf(void* comm, void* data, size_t size, int type, uint64_t offset, int fd,
+                           void** mhandle) override {
     if (t_->regMrDmaBuf == nullptr) return missing(Optional::RegMrDmaBuf);
     return t_->regMrDmaBuf(comm, data, size, type, offset, fd, mhandle);
   }
 
   ncclResult_t deregMr(void* comm, void* mhandle) override { return t_->deregMr(comm, mhandle); }
 
-  ncclResult_t isend(void* sendComm, void* data, size_t size, int tag, void* mhandle,
-                     void* phandle, void** request) override {
-    if constexpr (kIntSizes) {
-      if (size > INT_MAX) return tooLarge("isend", size);
+  ncclResult_t isend(void* sendComm, void* data, size_t size, int tag, void* mhandle, void* phandle,
+                     void** request) override {
+    if constexpr (kRow.intMessageSizes) {
+      if (const char* why = detail::refuseMessageSize(kRow, size)) {
+        return refused("isend", why, size);
+      }
       return t_->isend(sendComm, data, static_cast<int>(size), tag, mhandle, request);
-    } else if constexpr (V == 9) {
+    } else if constexpr (!kRow.profiler) {
       return t_->isend(sendComm, data, size, tag, mhandle, request);
     } else {
       return t_->isend(sendComm, data, size, tag, mhandle, phandle, request);
     }
   }
 
-  ncclResult_t irecv(void* recvComm, int n, void** data, size_t* sizes, int* tags,
-                     void** mhandles, void** phandles, void** request) override {
-    if constexpr (kIntSizes) {
-      int narrow[kMaxSubs];
-      if (n < 1 || n > kMaxSubs || sizes == nullptr) {
-        NCCLNET_WARN(log_, "irecv: n=%d outside 1..%d or NULL sizes", n, kMaxSubs);
+  ncclResult_t irecv(void* recvComm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
+                     void** phandles, void** request) override {
+    if constexpr (kRow.intMessageSizes) {
+      int narrow[kMaxGroupedRecvs];
+      if (const char* why = detail::narrowRecvSizes(kRow, n, sizes, narrow)) {
+        NCCLNET_WARN(log_, "irecv: n=%d: %s (ABI v%d)", n, why, V);
         return ncclInternalError;
-      }
-      for (int i = 0; i < n; i++) {
-        if (sizes[i] > INT_MAX) return tooLarge("irecv", sizes[i]);
-        narrow[i] = static_cast<int>(sizes[i]);
       }
       // NCCL never hands the optional-completion hint to v6..v8 plugins.
       if (request != nullptr &&
@@ -200,7 +191,7 @@ class ImportedNet final : public NetView {
         *request = nullptr;
       }
       return t_->irecv(recvComm, n, data, narrow, tags, mhandles, request);
-    } else if constexpr (V == 9) {
+    } else if constexpr (!kRow.profiler) {
       return t_->irecv(recvComm, n, data, sizes, tags, mhandles, request);
     } else {
       return t_->irecv(recvComm, n, data, sizes, tags, mhandles, phandles, request);
@@ -219,23 +210,23 @@ class ImportedNet final : public NetView {
   ncclResult_t closeListen(void* c) override { return t_->closeListen(c); }
 
   ncclResult_t getDeviceMr(void* comm, void* mhandle, void** dptr) override {
-    if constexpr (V >= 7) {
+    if constexpr (kRow.deviceHandles) {
       if (t_->getDeviceMr != nullptr) return t_->getDeviceMr(comm, mhandle, dptr);
     }
     return missing(Optional::GetDeviceMr);
   }
 
   ncclResult_t irecvConsumed(void* recvComm, int n, void* request) override {
-    if constexpr (V >= 7) {
+    if constexpr (kRow.deviceHandles) {
       if (t_->irecvConsumed != nullptr) return t_->irecvConsumed(recvComm, n, request);
     }
     return missing(Optional::IrecvConsumed);
   }
 
   ncclResult_t makeVDevice(int* d, ncclNetVDeviceProps_v12_t* props) override {
-    if constexpr (V >= 9) {
+    if constexpr (kRow.makeVDevice) {
       if (t_->makeVDevice != nullptr) {
-        if constexpr (V == 12) {
+        if constexpr (std::is_same_v<typename Abi<V>::VProps, ncclNetVDeviceProps_v12_t>) {
           return t_->makeVDevice(d, props);
         } else {
           typename Abi<V>::VProps old;
@@ -252,15 +243,13 @@ class ImportedNet final : public NetView {
   }
 
   ncclResult_t setNetAttr(void* ctx, ncclNetAttr_v12_t* attr) override {
-    if constexpr (V >= 11) {
+    if constexpr (kRow.perCommInit) {
       if (t_->setNetAttr != nullptr) return t_->setNetAttr(ctx, attr);
     }
     return missing(Optional::SetNetAttr);
   }
 
  private:
-  static constexpr int kMaxSubs = 64;  // NCCL_PROXY_MAX_SUBS
-
   LegacyContext* findLegacy(void* ctx) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = legacyContexts_.find(ctx);
@@ -270,9 +259,8 @@ class ImportedNet final : public NetView {
     NCCLNET_WARN(log_, "%s: %p is not a context returned by init", fn, ctx);
     return ncclInternalError;
   }
-  ncclResult_t tooLarge(const char* fn, size_t size) {
-    NCCLNET_WARN(log_, "%s: size %zu does not fit the int sizes of ABI v%d (max %d)", fn, size,
-                 V, INT_MAX);
+  ncclResult_t refused(const char* fn, const char* why, size_t size) {
+    NCCLNET_WARN(log_, "%s: size %zu: %s (ABI v%d)", fn, size, why, V);
     return ncclInternalError;
   }
   ncclResult_t missing(Optional op) {
@@ -296,16 +284,8 @@ std::unique_ptr<NetView> make(const void* table, Logger logger) {
 
 std::unique_ptr<NetView> makeNetView(int version, const void* table, Logger logger) {
   if (table == nullptr) return nullptr;
-  switch (version) {
-    case 6: return make<6>(table, logger);
-    case 7: return make<7>(table, logger);
-    case 8: return make<8>(table, logger);
-    case 9: return make<9>(table, logger);
-    case 10: return make<10>(table, logger);
-    case 11: return make<11>(table, logger);
-    case 12: return make<12>(table, logger);
-    default: return nullptr;
-  }
+  return detail::withAbiVersion<std::unique_ptr<NetView>>(
+      version, [&](auto v) { return make<decltype(v)::value>(table, logger); });
 }
 
 }  // namespace ncclnet::host

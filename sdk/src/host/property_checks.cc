@@ -11,6 +11,9 @@
 #include <cstring>
 #include <map>
 
+#include "ncclnet/detail/abi_versions.hpp"
+#include "ncclnet/detail/properties.hpp"
+
 namespace ncclnet::host {
 
 namespace {
@@ -175,9 +178,10 @@ class DeviceChecks {
   // src/plugin/net/net_v9.cc .. net_v12.cc copy vProps at the version's
   // width; before v9 NCCL makes every device its own (ndevs 1).
   void virtualDevices() {
-    int width = shape_.version >= 12  ? NCCL_NET_MAX_DEVS_PER_NIC_V12
-                : shape_.version >= 9 ? NCCL_NET_MAX_DEVS_PER_NIC_V11
-                                      : 1;
+    int width = detail::withAbiVersion<int>(shape_.version, [](auto v) {
+      return detail::maxVDevsOf<typename detail::AbiTypes<decltype(v)::value>::Props>();
+    });
+    if (width == 0) width = 1;  // a version outside the table
     int n = p_.vProps.ndevs;
     if (n < 1 || n > width) {
       add(PropertyRule::VirtualDevices, "vProps.ndevs",
@@ -223,16 +227,37 @@ class DeviceChecks {
 
 }  // namespace
 
+namespace {
+
+// Whether the properties struct of a version has `field`, detected from the
+// struct itself (detail/properties.hpp), so no version number is restated.
+template <class Props>
+bool carries(const std::string& field) {
+  using namespace detail;
+  if (field == "netDeviceType") return has_netDeviceType_v<Props>;
+  if (field == "netDeviceVersion") return has_netDeviceVersion_v<Props>;
+  if (field == "regIsGlobal") return has_regIsGlobal_v<Props>;
+  if (field == "forceFlush") return has_forceFlush_v<Props>;
+  if (field == "vProps" || field == "vDevs") return has_vProps_v<Props>;
+  if (field == "maxP2pBytes") return has_maxP2pBytes_v<Props>;
+  if (field == "maxCollBytes") return has_maxCollBytes_v<Props>;
+  if (field == "maxMultiRequestSize") return has_maxMultiRequestSize_v<Props>;
+  if (field == "railId") return has_railId_v<Props>;
+  if (field == "planeId") return has_planeId_v<Props>;
+  return true;  // the fields every version has
+}
+
+}  // namespace
+
 int propertySince(const std::string& field) {
-  if (field == "netDeviceType" || field == "netDeviceVersion") return 7;
-  if (field == "regIsGlobal") return 8;
-  if (field == "forceFlush" || field == "vProps" || field == "vDevs" || field == "maxP2pBytes" ||
-      field == "maxCollBytes") {
-    return 9;
+  for (const detail::AbiVersion& abi : detail::kAbiVersions) {
+    if (detail::withAbiVersion<bool>(abi.version, [&](auto v) {
+          return carries<typename detail::AbiTypes<decltype(v)::value>::Props>(field);
+        })) {
+      return abi.version;
+    }
   }
-  if (field == "maxMultiRequestSize") return 11;
-  if (field == "railId" || field == "planeId") return 12;
-  return 6;
+  return detail::kOldestAbi;
 }
 
 std::vector<PropertyFinding> checkDeviceProperties(const PluginShape& shape, int device,

@@ -39,8 +39,8 @@ NCCLNET_EXPORT_PLUGIN(VariantNet)
 
 using VariantTables = ncclnet::detail::Tables<VariantNet>;  // the constexpr source of the tables
 
-static_assert(VariantTables::v12().regMrDmaBuf == nullptr, "absent regMrDmaBuf is NULL");
-static_assert(VariantTables::v12().getDeviceMr == nullptr, "absent getDeviceMr is NULL");
-static_assert(VariantTables::v12().irecvConsumed == nullptr, "absent irecvConsumed is NULL");
-static_assert(VariantTables::v12().makeVDevice == nullptr, "absent makeVDevice is NULL");
-static_assert(VariantTables::v12().setNetAttr == nullptr, "absent setNetAttr is NULL");
+static_assert(VariantTables::table<12>().regMrDmaBuf == nullptr, "absent regMrDmaBuf is NULL");
+static_assert(VariantTables::table<12>().getDeviceMr == nullptr, "absent getDeviceMr is NULL");
+static_assert(VariantTables::table<12>().irecvConsumed == nullptr, "absent irecvConsumed is NULL");
+static_assert(VariantTables::table<12>().makeVDevice == nullptr, "absent makeVDevice is NULL");
+static_assert(VariantTables::table<12>().setNetAttr == nullptr, "absent setNetAttr is NULL");

@@ -19,4 +19,11 @@
 #define NCCLNET_ABI_OLDEST 6
 #define NCCLNET_ABI_NEWEST 12
 
+/* Expands X(arg, N) for every version N this SDK knows, oldest first: the
+ * SDK's export macro and ncclnet-check define one table per expansion. The
+ * list agrees with NCCLNET_ABI_OLDEST..NEWEST and with the rows of
+ * <ncclnet/detail/abi_versions.hpp> (checked there). */
+#define NCCLNET_ABI_FOR_EACH_VERSION(X, arg) \
+  X(arg, 6) X(arg, 7) X(arg, 8) X(arg, 9) X(arg, 10) X(arg, 11) X(arg, 12)
+
 #endif /* NCCLNET_ABI_NET_H */

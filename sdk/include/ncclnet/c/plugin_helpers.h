@@ -32,9 +32,7 @@
 #include <string.h>
 
 #include "ncclnet/abi/net.h"
-
-/* Largest n of a grouped receive through any NCCL (NCCL_PROXY_MAX_SUBS). */
-#define NCCLNET_MAX_GROUPED_RECVS 64
+#include "ncclnet/c/abi_limits.h" /* NCCLNET_MAX_GROUPED_RECVS and the int-size limits */
 
 /* ---- property defaults ---------------------------------------------------- */
 
@@ -265,32 +263,47 @@ static inline ncclResult_t ncclnetVDevicePropsV12ToV11(const ncclNetVDeviceProps
 }
 
 /* ---- sizes: int in v6..v8 (regMr to v7, isend and irecv to v8) ----------- */
+/* Each refuses, never truncates, exactly what NCCL's compat layer refuses
+ * (<ncclnet/c/abi_limits.h>): a message above 1 GiB, a registration above
+ * INT_MAX. A negative int size is a caller bug. */
 
-/* An int size from an older table, for the size_t interface. A negative
- * size is a caller bug. */
+/* An int isend size from an older table, for the size_t interface. */
 static inline ncclResult_t ncclnetWidenSize(int in, size_t* out) {
-  if (in < 0) return ncclInternalError;
+  if (in < 0 || (size_t)in > (size_t)NCCLNET_INT_MESSAGE_SIZE_MAX) return ncclInternalError;
+  *out = (size_t)in;
+  return ncclSuccess;
+}
+
+/* An int regMr size (v6, v7), for the size_t interface. */
+static inline ncclResult_t ncclnetWidenRegMrSize(int in, size_t* out) {
+  if (in < 0 || (size_t)in > (size_t)NCCLNET_INT_REGMR_SIZE_MAX) return ncclInternalError;
   *out = (size_t)in;
   return ncclSuccess;
 }
 
 /* The int sizes of an older irecv (n of them) for the size_t interface:
- * refuses n outside 1..NCCLNET_MAX_GROUPED_RECVS, NULL sizes and a negative
- * size. `out` holds NCCLNET_MAX_GROUPED_RECVS entries. */
+ * refuses n outside 1..NCCLNET_MAX_GROUPED_RECVS, NULL sizes and a size
+ * ncclnetWidenSize refuses. `out` holds NCCLNET_MAX_GROUPED_RECVS entries. */
 static inline ncclResult_t ncclnetWidenSizes(int n, const int* in, size_t* out) {
   int i;
   if (n < 1 || n > NCCLNET_MAX_GROUPED_RECVS || in == NULL) return ncclInternalError;
   for (i = 0; i < n; i++) {
-    if (in[i] < 0) return ncclInternalError;
-    out[i] = (size_t)in[i];
+    if (ncclnetWidenSize(in[i], &out[i]) != ncclSuccess) return ncclInternalError;
   }
   return ncclSuccess;
 }
 
-/* A size_t for an older table's int (a host calling a v6..v8 plugin):
- * above INT_MAX it is refused, never truncated. */
+/* A size_t isend/irecv size for an older table's int (a host calling a
+ * v6..v8 plugin): above 1 GiB it is refused, as NCCL does. */
 static inline ncclResult_t ncclnetNarrowSize(size_t in, int* out) {
-  if (in > (size_t)INT_MAX) return ncclInternalError;
+  if (in > (size_t)NCCLNET_INT_MESSAGE_SIZE_MAX) return ncclInternalError;
+  *out = (int)in;
+  return ncclSuccess;
+}
+
+/* A size_t regMr size for a v6/v7 table's int: above INT_MAX it is refused. */
+static inline ncclResult_t ncclnetNarrowRegMrSize(size_t in, int* out) {
+  if (in > (size_t)NCCLNET_INT_REGMR_SIZE_MAX) return ncclInternalError;
   *out = (int)in;
   return ncclSuccess;
 }

@@ -14,12 +14,12 @@
 
 namespace ncclnet::detail {
 
-#define NCCLNET_DETECT_FIELD(field)                                                   \
-  template <class T, class = void>                                                    \
-  struct has_##field : std::false_type {};                                            \
-  template <class T>                                                                  \
+#define NCCLNET_DETECT_FIELD(field)                                                           \
+  template <class T, class = void>                                                            \
+  struct has_##field : std::false_type {};                                                    \
+  template <class T>                                                                          \
   struct has_##field<T, std::void_t<decltype(std::declval<T&>().field)>> : std::true_type {}; \
-  template <class T>                                                                  \
+  template <class T>                                                                          \
   constexpr bool has_##field##_v = has_##field<T>::value;
 
 NCCLNET_DETECT_FIELD(regIsGlobal)
@@ -28,6 +28,10 @@ NCCLNET_DETECT_FIELD(netDeviceType)
 NCCLNET_DETECT_FIELD(vProps)
 NCCLNET_DETECT_FIELD(maxMultiRequestSize)
 NCCLNET_DETECT_FIELD(railId)
+NCCLNET_DETECT_FIELD(netDeviceVersion)
+NCCLNET_DETECT_FIELD(maxP2pBytes)
+NCCLNET_DETECT_FIELD(maxCollBytes)
+NCCLNET_DETECT_FIELD(planeId)
 #undef NCCLNET_DETECT_FIELD
 
 template <class Props>
@@ -43,8 +47,7 @@ constexpr int maxVDevsOf() {
 // in the older struct (a virtual NIC wider than the version allows); the
 // caller logs and returns the error.
 template <class Props>
-ncclResult_t propertiesFromV12(const ncclNetProperties_v12_t& in, Props* out,
-                               const char** why) {
+ncclResult_t propertiesFromV12(const ncclNetProperties_v12_t& in, Props* out, const char** why) {
   std::memset(static_cast<void*>(out), 0, sizeof(*out));
   out->name = in.name;
   out->pciPath = in.pciPath;

@@ -17,10 +17,12 @@ const char* optionalName(Optional op);
 // Every member has the v12 signature. For older tables the view does what
 // NCCL's compat layer does: init once per process for v6..v10 (refcounted,
 // finalize only drops the count), the v10 connect config from the context,
-// phandles dropped before v10, sizes narrowed to int for v6..v8 with
-// ncclInternalError above INT_MAX, missing properties filled with NCCL's
-// defaults. An optional function the table lacks returns ncclInternalError
-// (check provides() first).
+// phandles dropped before v10, sizes narrowed to int for v6..v8 and
+// refused (ncclInternalError and one WARN line) where NCCL's compat layer
+// refuses them: isend/irecv above 1 GiB, regMr (v6, v7) above INT_MAX, irecv
+// n outside 1..64 (the rows of ncclnet/detail/abi_versions.hpp), missing
+// properties filled with NCCL's defaults. An optional function the table lacks returns
+// ncclInternalError (check provides() first).
 class NetView {
  public:
   virtual ~NetView() = default;
@@ -40,8 +42,8 @@ class NetView {
   virtual ncclResult_t accept(void* listenComm, void** recvComm,
                               ncclNetDeviceHandle_v12_t** recvDevComm) = 0;
   virtual ncclResult_t regMr(void* comm, void* data, size_t size, int type, void** mhandle) = 0;
-  virtual ncclResult_t regMrDmaBuf(void* comm, void* data, size_t size, int type,
-                                   uint64_t offset, int fd, void** mhandle) = 0;
+  virtual ncclResult_t regMrDmaBuf(void* comm, void* data, size_t size, int type, uint64_t offset,
+                                   int fd, void** mhandle) = 0;
   virtual ncclResult_t deregMr(void* comm, void* mhandle) = 0;
   virtual ncclResult_t isend(void* sendComm, void* data, size_t size, int tag, void* mhandle,
                              void* phandle, void** request) = 0;
