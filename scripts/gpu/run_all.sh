@@ -38,11 +38,12 @@
 #              aws-ofi-nccl's functional tests against our plugins; needs
 #              STAGE_DIR/interop from scripts/interop/build.sh (not in the
 #              default PARTS; docs/interop.md)
-#   subjects   NCCL's own transports built as plugins
-#              (scripts/interop/nccl_transports/build.sh SRC
-#              STAGE_DIR/interop/nccl-transports): the whole catalogue with
-#              --device cuda, the Nccl tier included (SUBJECT_FILTER narrows
-#              it, a gtest pattern; not in the default PARTS; docs/interop.md)
+#   subjects   NCCL's own transports built as plugins, one folder per NCCL
+#              release (scripts/interop/nccl_transports/build.sh SRC@TAG
+#              STAGE_DIR/interop/nccl-transports/TAG; IB on softverbs): the
+#              whole catalogue with --device cuda, the Nccl tier included
+#              (SUBJECT_FILTER narrows it, a gtest pattern; not in the
+#              default PARTS; docs/interop.md)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -295,22 +296,28 @@ fi
 
 if want subjects; then
   note "== NCCL's own transports as subjects (whole catalogue, --device cuda)"
-  subjects=$stage/interop/nccl-transports
-  subject() {  # NAME [VAR=VALUE ...]
-    local name=$1 lib=$subjects/libnccl-net-$1.so
-    shift
-    if [ ! -e "$lib" ]; then
-      note "$name: not staged ($lib), skipped"
-      return
+  # subject DIR NAME: the library DIR/libnccl-net-NAME.so (built from the
+  # release DIR/NCCL_VERSION names), the IB one on softverbs.
+  subject() {
+    local dir=$1 name=$2 lib=$1/libnccl-net-$2.so label
+    label=$(basename "$dir")-$name
+    [ -e "$lib" ] || return 0
+    local run=(env NCCL_SOCKET_IFNAME=lo) profile=()
+    if [ "$name" = nccl-ib ]; then
+      run=("$root/scripts/interop/nccl_transports/on_softverbs.sh" "$softverbs")
+      profile=(--profile "$root/scripts/interop/nccl_transports/nccl-ib-softverbs.yaml")
     fi
-    timeout 560 env NCCL_SOCKET_IFNAME=lo "$@" "$build/conformance/ncclnet-conformance" \
-      --plugin "$lib" --device cuda --gtest_filter="${SUBJECT_FILTER:-*}" \
-      --json "$OUT/subject-$name.json" >"$OUT/subject-$name.log" 2>&1
-    note "$name: $(grep -E "^(PASS|FAIL)" "$OUT/subject-$name.log" | tail -1)"
-    grep -E "^(FAIL|WARN) " "$OUT/subject-$name.log" >>"$summary"
+    timeout "${SUBJECT_TIMEOUT:-560}" "${run[@]}" "$build/conformance/ncclnet-conformance" --plugin "$lib" \
+      "${profile[@]}" --device cuda --gtest_filter="${SUBJECT_FILTER:-*}" \
+      --json "$OUT/subject-$label.json" >"$OUT/subject-$label.log" 2>&1
+    note "$label ($(grep "nccl-${name#nccl-} " "$dir/NCCL_VERSION" | cut -d' ' -f3)): $(grep -E "^(PASS|FAIL)" "$OUT/subject-$label.log" | tail -1)"
+    grep -E "^(FAIL|WARN) " "$OUT/subject-$label.log" >>"$summary"
   }
-  [ -e "$subjects/NCCL_VERSION" ] && cat "$subjects/NCCL_VERSION" >>"$summary"
-  subject nccl-socket
+  # One folder per NCCL release (scripts/interop/nccl_transports/build.sh
+  # SRC@TAG STAGE_DIR/interop/nccl-transports/TAG).
+  for dir in "$stage"/interop/nccl-transports/*/; do
+    for name in nccl-socket nccl-ib; do subject "${dir%/}" "$name"; done
+  done
 fi
 
 if want interop; then

@@ -4,8 +4,11 @@
 # transport subjects" of the interop matrix (docs/interop.md):
 #   libnccl-net-nccl-socket.so  src/transport/net_socket.cc, table "nccl-socket"
 #   libnccl-net-nccl-ib.so      src/transport/net_ib.cc, table "nccl-ib"
-# Each exports one symbol, ncclNetPlugin_v11: a copy of NCCL's internal table
-# (ncclNetSocket, ncclNetIb), renamed so NCCL_NET is not ambiguous.
+# Each exports one symbol, the table version of the release built
+# (NCCL_NET_PLUGIN_SYMBOL in its nccl_net.h: ncclNetPlugin_v11 for 2.28,
+# ncclNetPlugin_v12 for 2.30): a copy of NCCL's internal table (ncclNetSocket,
+# ncclNetIb), renamed so NCCL_NET is not ambiguous. From 2.30 (where NCCL's
+# IB transport is split into src/transport/net_ib/) only the Socket subject.
 #
 # Why: NCCL's internal transports are the behaviour NCCL's proxy was written
 # against; running ncclnet-conformance on them tells which of our rules NCCL's
@@ -82,7 +85,18 @@ cxxflags=(-std=c++17 -O2 -g -fPIC -fvisibility=hidden -Wall -Wno-unused-function
           -DCUDA_MAJOR=$((cuda_version / 1000)) -DCUDA_MINOR=$((cuda_version % 1000 / 10))
           -I"$src/src" -I"$gen" -I"$src/src/include" -I"$src/src/include/plugin"
           -I"$cuda/include" -I"$cuda/include/cccl")
-common=("$src/src/misc/socket.cc" "$src/src/misc/utils.cc" "$src/src/misc/param.cc"
+# 2.30 moved the operating system's part of sockets, dlopen and threads
+# into src/os (one file per OS, chosen by NCCL_OS_LINUX).
+os_sources=()
+if [ -f "$src/src/os/linux.cc" ]; then
+  os_sources=("$src/src/os/linux.cc")
+  cxxflags+=(-DNCCL_OS_LINUX)
+fi
+# 2.30 reads its parameters through a registry (src/param).
+for f in param.cc param_registry.cc; do
+  [ -f "$src/src/param/$f" ] && os_sources+=("$src/src/param/$f")
+done
+common=("${os_sources[@]}" "$src/src/misc/socket.cc" "$src/src/misc/utils.cc" "$src/src/misc/param.cc"
         "$src/src/debug.cc" "$here/nccl_internal_stubs.cc")
 socket_sources=("$src/src/transport/net_socket.cc" "$here/socket_subject.cc")
 ib_sources=("$src/src/transport/net_ib.cc" "$src/src/misc/ibvwrap.cc" "$src/src/misc/ibvsymbols.cc"
@@ -105,10 +119,13 @@ compile() {
   for p in "${pids[@]}"; do wait "$p"; done
 }
 
-# link NAME LDFLAGS SOURCE...: libnccl-net-NAME.so. Only ncclNetPlugin_v11
-# leaves the library; --no-undefined proves it needs neither libnccl nor
-# libcudart. LDFLAGS (one word, may be empty) is the subject's own.
-echo '{ global: ncclNetPlugin_v11; local: *; };' >"$obj/exports.map"
+# link NAME LDFLAGS SOURCE...: libnccl-net-NAME.so. Only the release's table
+# symbol leaves the library; --no-undefined proves it needs neither libnccl
+# nor libcudart. LDFLAGS (one word, may be empty) is the subject's own.
+symbol=$(sed -n 's/^#define NCCL_NET_PLUGIN_SYMBOL *\([A-Za-z0-9_]*\).*/\1/p' \
+  "$src/src/include/plugin/nccl_net.h")
+[ -n "$symbol" ] || { echo "build.sh: no NCCL_NET_PLUGIN_SYMBOL in $src/src/include/plugin/nccl_net.h" >&2; exit 1; }
+echo "{ global: $symbol; local: *; };" >"$obj/exports.map"
 link() {
   local name=$1 extra=$2 lib=$out/libnccl-net-$1.so exported
   shift 2
@@ -116,8 +133,8 @@ link() {
   "$cxx" -shared -o "$lib" "${objects[@]}" -Wl,--version-script="$obj/exports.map" \
     -Wl,--no-undefined -Wl,-soname,"libnccl-net-$name.so" ${extra:+"$extra"} -lpthread -ldl
   exported=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep -v '^_' || true)
-  [ "$exported" = "ncclNetPlugin_v11" ] || { echo "build.sh: $lib exports: $exported" >&2; exit 1; }
-  echo "build.sh: $lib (NCCL $label, $commit)"
+  [ "$exported" = "$symbol" ] || { echo "build.sh: $lib exports: $exported" >&2; exit 1; }
+  echo "build.sh: $lib ($symbol, NCCL $label, $commit)"
 }
 
 : >"$out/NCCL_VERSION"
@@ -129,7 +146,12 @@ for subject in ${SUBJECTS:-socket ib}; do
     # net_ib.cc's ncclIbAsyncThreadMain, and finalize stops none of them nor
     # closes a device (ncclIbFinalizeDevices only counts down), so unmapping
     # the code after a dlclose would crash those threads.
-    ib) link nccl-ib -Wl,-z,nodelete "${ib_sources[@]}" ;;
+    ib)
+      if [ ! -f "$src/src/transport/net_ib.cc" ]; then
+        echo "build.sh: NCCL $label has no src/transport/net_ib.cc (2.30 split it into net_ib/); the IB subject is built from 2.28" >&2
+        continue
+      fi
+      link nccl-ib -Wl,-z,nodelete "${ib_sources[@]}" ;;
     *) echo "build.sh: unknown subject $subject (socket, ib)" >&2; exit 2 ;;
   esac
   echo "nccl-$subject NCCL $label $commit" >>"$out/NCCL_VERSION"

@@ -7,7 +7,8 @@
 // mlx5dvsymbols.cc: libibverbs and libmlx5 are dlopen'ed at init, never linked)
 // and the files the Socket subject needs.
 //
-// Exported: ncclNetPlugin_v11, a copy of `ncclNet_t ncclNetIb` renamed "nccl-ib"
+// Exported: NCCL_NET_PLUGIN_SYMBOL of NCCL's nccl_net.h (ncclNetPlugin_v11 at
+// 2.28), a copy of `ncclNet_t ncclNetIb` renamed "nccl-ib"
 // ("IB" is ambiguous with NCCL's internal transport, our rule 2).
 #include "nccl.h"
 #include "nccl_net.h"
@@ -16,13 +17,13 @@
 // Defined by NCCL in src/transport/net_ib.cc.
 extern ncclNet_t ncclNetIb;
 
-extern "C" __attribute__((visibility("default"))) ncclNet_v11_t ncclNetPlugin_v11;
-ncclNet_v11_t ncclNetPlugin_v11;
+extern "C" __attribute__((visibility("default"))) ncclNet_t NCCL_NET_PLUGIN_SYMBOL;
+ncclNet_t NCCL_NET_PLUGIN_SYMBOL;
 
 namespace {
 __attribute__((constructor)) void copyNcclIbTable() {
-  ncclNetPlugin_v11 = ncclNetIb;
-  ncclNetPlugin_v11.name = "nccl-ib";
+  NCCL_NET_PLUGIN_SYMBOL = ncclNetIb;
+  NCCL_NET_PLUGIN_SYMBOL.name = "nccl-ib";
 }
 }  // namespace
 

@@ -68,4 +68,24 @@ const char* cudaGetErrorString(cudaError_t error) {
 }
 cudaError_t cudaDeviceGetAttribute(int*, cudaDeviceAttr, int) { return cudaErrorNoDevice; }
 cudaError_t cudaDeviceGetPCIBusId(char*, int, int) { return cudaErrorNoDevice; }
+// From 2.30: NCCL's error checks clear the sticky error (checks.h), and
+// src/os/linux.cc brings shared-memory helpers the transport never calls.
+cudaError_t cudaGetLastError() {
+  using Fn = cudaError_t (*)();
+  static Fn real = hostCudaFn<Fn>("cudaGetLastError");
+  return real != nullptr ? real() : cudaSuccess;
 }
+cudaError_t cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode) {
+  using Fn = cudaError_t (*)(cudaStreamCaptureMode*);
+  static Fn real = hostCudaFn<Fn>("cudaThreadExchangeStreamCaptureMode");
+  return real != nullptr ? real(mode) : cudaSuccess;
+}
+cudaError_t cudaHostRegister(void*, size_t, unsigned int) { return cudaErrorNoDevice; }
+cudaError_t cudaHostUnregister(void*) { return cudaErrorNoDevice; }
+cudaError_t cudaHostGetDevicePointer(void**, void*, unsigned int) { return cudaErrorNoDevice; }
+}
+
+// 2.30's src/os/linux.cc ncclOsInitialize reads NCCL_SET_CPU_STACK_SIZE
+// through this accessor, which init.cc defines; the transport never calls
+// ncclOsInitialize, and NCCL's proxy threads are NCCL's, not the subject's.
+int ncclParamSetCpuStackSize() { return 0; }
