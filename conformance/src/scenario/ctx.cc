@@ -248,8 +248,22 @@ ncclResult_t Ctx::tryCloseRecv(void* recvComm) {
   return res;
 }
 
+// NCCL registers only buffers that hold bytes: a connection's buffers exist
+// only when their size is not 0 (src/transport/net.cc sendProxyConnect and
+// recvProxyConnect register `if (resources->buffers[p])`), and a zero-byte
+// operation is posted from them. So a zero-byte message here goes out of a
+// registration of at least one byte (Buffer keeps guard pages around every
+// buffer), and no plugin is asked for regMr of 0 bytes, which NCCL's own IB
+// transport refuses by assert (net_ib.cc ncclIbRegMrDmaBufInternal).
+namespace {
+size_t registeredSize(size_t size) {
+  return std::max<size_t>(size, 1);
+}
+}  // namespace
+
 void* Ctx::reg(void* comm, void* data, size_t size) {
   void* mhandle = nullptr;
+  size = registeredSize(size);
   activity(format("regMr(%zu B, HOST)", size));
   CONF_OK(net().regMr(comm, data, size, NCCL_PTR_HOST, &mhandle), Rule::RegMrHostAndCuda,
           format("regMr(%zu B, NCCL_PTR_HOST)", size));

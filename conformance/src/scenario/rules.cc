@@ -71,7 +71,8 @@ const std::vector<RuleInfo>& allRules() {
       RULE(GroupedCompletion, MUST,
            "the n buffers of a grouped receive complete together with their own sizes"),
       RULE(TruncationIsAnError, MUST,
-           "a receive may be larger than the send; a larger send is an error, never corruption"),
+           "a receive may be larger than the send; a larger send never writes past the receive "
+           "buffer, nor leaves it pending"),
       RULE(ZeroByteMessages, MUST, "zero-byte messages complete"),
       RULE(OptionalCompletionTestable, MUST,
            "a receive posted with the optional-completion hint is still testable"),
@@ -97,6 +98,8 @@ const std::vector<RuleInfo>& allRules() {
            "takes answers NULL, never an error or a stale value"),
       RULE(FlushOfHostMemory, SHOULD,
            "iflush after a receive into host memory returns NULL or a request that completes"),
+      RULE(TruncationReported, SHOULD,
+           "a send larger than its receive fails, rather than completing truncated"),
       RULE(PeerDeathSurfaces, SHOULD,
            "a dead peer surfaces as an error within a bounded time, never as a hang"),
       RULE(CloseWithRequestsInFlight, MUST, "comms close cleanly with requests in flight"),

@@ -57,6 +57,7 @@ enum class Rule : int {
   PhysicalDeviceListsItself = 44,
   ReadmeRequestLimits = 45,
   FlushOfHostMemory = 46,
+  TruncationReported = 47,
   PeerDeathSurfaces = 50,
   CloseWithRequestsInFlight = 51,
   NoLeaks = 52,

@@ -234,7 +234,7 @@ void abortDuringTraffic(Ctx& c) {
 }
 
 void truncation(Ctx& c) {
-  runJob(c, Rule::TruncationIsAnError, {{"--truncate-p2p"}, {}});
+  runJob(c, Rule::TruncationReported, {{"--truncate-p2p"}, {}});
 }
 
 void senderDestroysFirst(Ctx& c) {
@@ -295,7 +295,7 @@ void addNcclScenarios(std::vector<Scenario>& out) {
       "100 communicators created, used and destroyed in turn, then traffic", 400);
   job("AbortDuringTraffic", Rule::CloseWithRequestsInFlight, abortDuringTraffic,
       "ncclCommAbort on every rank 1.5 s into traffic returns, and the job ends", 180);
-  job("TruncationFailsTheJob", Rule::TruncationIsAnError, truncation,
+  job("TruncationFailsTheJob", Rule::TruncationReported, truncation,
       "each rank sends 8 KiB to a peer that receives 4 KiB (a user's mismatch): NCCL's error on "
       "every rank, from the plugin's truncation error",
       120);
