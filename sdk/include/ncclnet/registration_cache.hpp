@@ -105,12 +105,7 @@ class RegistrationCache {
     const auto* wanted = static_cast<const Entry*>(entry);
     auto range = byBegin_.equal_range(wanted->begin);
     for (auto it = range.first; it != range.second; ++it) {
-      if (it->second.get() != wanted) continue;
-      if (--it->second->refs > 0) return true;
-      deregister_(it->second->handle);
-      live_.erase(entry);
-      byBegin_.erase(it);
-      return true;
+      if (it->second.get() == wanted) return dropReference(it);
     }
     return false;  // unreachable: live_ and byBegin_ agree
   }
@@ -120,12 +115,7 @@ class RegistrationCache {
   bool releaseHandle(Handle handle) {
     std::lock_guard<Lock> guard(lock_);
     for (auto it = byBegin_.begin(); it != byBegin_.end(); ++it) {
-      if (it->second->handle != handle) continue;
-      if (--it->second->refs > 0) return true;
-      deregister_(handle);
-      live_.erase(it->second.get());
-      byBegin_.erase(it);
-      return true;
+      if (it->second->handle == handle) return dropReference(it);
     }
     return false;
   }
@@ -167,6 +157,17 @@ class RegistrationCache {
   }
 
  private:
+  using Map = std::multimap<uintptr_t, std::unique_ptr<Entry>>;
+
+  // One reference fewer on a live entry; the last one deregisters (lock held).
+  bool dropReference(typename Map::iterator it) {
+    if (--it->second->refs > 0) return true;
+    deregister_(it->second->handle);
+    live_.erase(it->second.get());
+    byBegin_.erase(it);
+    return true;
+  }
+
   const Entry* findLocked(Handle handle) const {
     for (const auto& entry : byBegin_) {
       if (entry.second->handle == handle) return entry.second.get();
@@ -178,7 +179,7 @@ class RegistrationCache {
   const bool share_;
   DeregisterFn deregister_;
   mutable Lock lock_;
-  std::multimap<uintptr_t, std::unique_ptr<Entry>> byBegin_;
+  Map byBegin_;
   std::unordered_set<const void*> live_;
 };
 
