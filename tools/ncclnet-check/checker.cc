@@ -225,6 +225,10 @@ ncclResult_t Checker::finalize(void* ctx) {
                  static_cast<unsigned long long>(tally.completed),
                  static_cast<unsigned long long>(tally.tests),
                  static_cast<double>(tally.tests) / static_cast<double>(tally.completed));
+    Ledger::PeakInFlight peak = ledger_->peakInFlight();
+    NCCLNET_INFO(reporter_.logger(), NCCL_NET,
+                 "ncclnet-check: at most %d requests in flight on one sendComm, %d on one recvComm",
+                 peak.send, peak.recv);
   }
   trace_.flush();
   return res;

@@ -10,6 +10,12 @@ namespace ncclnet::check {
 
 namespace {
 
+void raiseTo(std::atomic<int>& peak, int value) {
+  int seen = peak.load(std::memory_order_relaxed);
+  while (value > seen && !peak.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
+  }
+}
+
 double secondsBetween(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double>(to - from).count();
 }
@@ -287,7 +293,7 @@ uint64_t Ledger::afterPost(const std::shared_ptr<CommState>& comm, PostKind kind
   const int kept = std::min(n, kKeptBuffers);
   if (kind != PostKind::Flush) {
     std::lock_guard<std::mutex> lock(comm->mutex);
-    comm->inFlight++;
+    raiseTo(kind == PostKind::Send ? peakSend_ : peakRecv_, ++comm->inFlight);
     for (int i = 0; i < kept && mhandles != nullptr; i++) {
       auto it = comm->mhandles.find(mhandles[i]);
       if (it != comm->mhandles.end()) it->second.uses++;
@@ -351,7 +357,12 @@ void Ledger::afterTest(void* request, ncclResult_t res, int done, const int* siz
   }
   release(r);
   if (res != ncclSuccess) return;  // the request ended; the error is NCCL's to handle
-  if (sizes != nullptr && r.kind == PostKind::Send && sizes[0] != static_cast<int>(r.sizes[0])) {
+  // A send may report less than it posted when its receive was smaller:
+  // NCCL's IB transport clamps the send to the receive's size and reports
+  // that (src/transport/net_ib.cc ncclIbIsend, ncclIbTest); whether the
+  // receive then said so is rule 47's, and only the receiver can see it.
+  if (sizes != nullptr && r.kind == PostKind::Send &&
+      (sizes[0] < 0 || static_cast<size_t>(sizes[0]) > r.sizes[0])) {
     report(rules::kCompletionReportsSizes, r.comm.get(), &r,
            "test reported a send of " + std::to_string(sizes[0]) + " bytes done, posted " +
                std::to_string(r.sizes[0]));
@@ -380,6 +391,11 @@ void Ledger::afterTest(void* request, ncclResult_t res, int done, const int* siz
       forgetOldestCompletion(*r.comm);
     }
   }
+}
+
+Ledger::PeakInFlight Ledger::peakInFlight() const {
+  return PeakInFlight{peakSend_.load(std::memory_order_relaxed),
+                      peakRecv_.load(std::memory_order_relaxed)};
 }
 
 Ledger::TestTally Ledger::testTally() const {

@@ -149,6 +149,15 @@ class Ledger {
   };
   TestTally testTally() const;
 
+  // The most requests (flushes aside) one comm of each kind held in flight
+  // at once during the run: what NCCL really keeps in flight, beside the
+  // count rule 28 promises it (docs/contract.md).
+  struct PeakInFlight {
+    int send = 0;
+    int recv = 0;
+  };
+  PeakInFlight peakInFlight() const;
+
   // ---- for the watchdog ----
   struct Outstanding {
     double ageSec;
@@ -183,6 +192,8 @@ class Ledger {
   std::atomic<uint64_t> nextCommId_{1};
   std::atomic<uint64_t> nextRequestId_{1};
   std::atomic<uint64_t> nextMrId_{1};
+  std::atomic<int> peakSend_{0};
+  std::atomic<int> peakRecv_{0};
   CommShard commShards_[kShards];
   RequestShard requestShards_[kShards];
 };

@@ -98,6 +98,22 @@ TEST_F(LedgerTest, TallyCountsEveryTestOfACompletedRequest) {
   EXPECT_EQ(ledger_.testTally().tests, 5u);
 }
 
+TEST_F(LedgerTest, PeakInFlightIsTheMostAtOnceOnOneComm) {
+  connect(8);
+  for (int i = 0; i < 3; i++) postSend(&requests_[i]);
+  complete(&requests_[0], {100});
+  complete(&requests_[1], {100});
+  postSend(&requests_[3]);  // two in flight now: the peak stays 3
+  postRecv(&requests_[10], 2);
+  postRecv(&requests_[11], 2);
+  EXPECT_EQ(ledger_.peakInFlight().send, 3);
+  EXPECT_EQ(ledger_.peakInFlight().recv, 2);
+  void* flush = &requests_[12];  // a flush takes its receive's slot, not a new one
+  auto comm = ledger_.beforePost(&recv_, PostKind::Flush, 1, nullptr, "iflush");
+  ledger_.afterPost(comm, PostKind::Flush, 1, nullptr, nullptr, nullptr, flush);
+  EXPECT_EQ(ledger_.peakInFlight().recv, 2);
+}
+
 TEST_F(LedgerTest, RequestThatFailedIsForgotten) {
   connect();
   void* r = postRecv(&requests_[0]);
@@ -155,11 +171,21 @@ TEST_F(LedgerTest, ReceiveLargerThanPostedIsRule32) {
   EXPECT_NE(line.find("irecv #1 [4096 B tag 1] posted"), std::string::npos) << line;
 }
 
-TEST_F(LedgerTest, SendReportingAnotherSizeIsRule35) {
+TEST_F(LedgerTest, SendReportingMoreThanPostedIsRule35) {
   connect();
-  complete(postSend(&requests_[0], 100), {99});
-  EXPECT_NE(onlyLine().find("rule 35 CompletionReportsSizes: test reported a send of 99 bytes"),
+  complete(postSend(&requests_[0], 100), {101});
+  EXPECT_NE(onlyLine().find("rule 35 CompletionReportsSizes: test reported a send of 101 bytes"),
             std::string::npos);
+  complete(postSend(&requests_[1], 100), {-1});
+  EXPECT_NE(onlyLine().find("a send of -1 bytes"), std::string::npos);
+}
+
+// A send whose receive was smaller: NCCL's IB reports the bytes the receive
+// took, and one process cannot tell that from a wrong size.
+TEST_F(LedgerTest, SendReportingLessThanPostedIsTheReceivesSize) {
+  connect();
+  complete(postSend(&requests_[0], 8192), {4096});
+  expectNoLine();
 }
 
 TEST_F(LedgerTest, GroupedReceiveMissingASizeIsRule31) {
