@@ -33,6 +33,8 @@
 #              pattern after "*/Nccl."; not in the default PARTS)
 #   truth      what real NCCL does with every broken conf-tcp build
 #              (scripts/gpu/ground_truth.sh; not in the default PARTS)
+#   thresholds where real NCCL starts to fail for each rule with a threshold
+#              (scripts/gpu/thresholds.sh; not in the default PARTS)
 #   interop    the interop matrix (scripts/interop/run_matrix.sh, one GPU):
 #              our suite against aws-ofi-nccl and NCCL's example plugin,
 #              aws-ofi-nccl's functional tests against our plugins; needs
@@ -292,6 +294,12 @@ if want truth; then
   note "== ground truth: real NCCL over each broken conf-tcp build"
   "$here/ground_truth.sh" "$build" "$OUT/truth" ${TRUTH_BUILDS:-} >/dev/null 2>&1
   cat "$OUT/truth/truth.txt" >>"$summary"
+fi
+
+if want thresholds; then
+  note "== thresholds: real NCCL on either side of each rule's bound"
+  "$here/thresholds.sh" "$build" "$OUT/thresholds" >/dev/null 2>&1
+  cat "$OUT/thresholds/thresholds.txt" >>"$summary"
 fi
 
 if want subjects; then

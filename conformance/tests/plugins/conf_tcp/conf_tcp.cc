@@ -24,6 +24,7 @@
 
 #include "ncclnet/plugin.hpp"
 #include "tcp_comm.hpp"
+#include "tunables.hpp"
 
 #ifndef CONF_TCP_NAME
 #define CONF_TCP_NAME "conf-tcp"
@@ -134,6 +135,15 @@ class ConfTcp {
     *nowhere = 1;  // defect: dies while NCCL (or the probe) initializes it
 #endif
     *out = std::make_unique<ConfTcp>(args);
+#ifdef CONF_TCP_TUNABLE
+    std::string bad;
+    (*out)->tunables_ = Tunables::fromEnvironment(&bad);
+    if (!bad.empty()) {
+      out->reset();
+      NCCLNET_WARN(args.logger, "init: %s does not parse whole", bad.c_str());
+      return ncclInvalidArgument;
+    }
+#endif
     return ncclSuccess;
   }
   explicit ConfTcp(const ncclnet::InitArgs& args)
@@ -178,14 +188,15 @@ class ConfTcp {
     props->forceFlush = 0;
     props->speed = 10000;
     props->port = 1;
-    props->latency = 0;
-    props->maxComms = 65536;
+    props->latency = tunables_.latency;
+    props->maxComms = tunables_.maxComms;
     props->maxRecvs = kMaxRecvs;
     props->netDeviceType = NCCL_NET_DEVICE_HOST;
     props->netDeviceVersion = NCCL_NET_DEVICE_INVALID_VERSION;
     props->vProps.ndevs = 1;
     props->vProps.devs[0] = dev;
-    props->maxP2pBytes = NCCL_MAX_NET_SIZE_BYTES;
+    props->maxP2pBytes = tunables_.maxP2pBytes < 0 ? NCCL_MAX_NET_SIZE_BYTES
+                                                   : static_cast<size_t>(tunables_.maxP2pBytes);
     props->maxCollBytes = NCCL_MAX_NET_SIZE_BYTES;
     props->maxMultiRequestSize = 1;
     props->railId = NCCL_NET_ID_UNDEF;
@@ -195,6 +206,7 @@ class ConfTcp {
 
   ncclResult_t listen(const ncclnet::CommContext&, int dev, void* handle, void** listenComm) {
     CONF_TCP_HOST_CALL("listen");
+    Tunables::stall(tunables_.slowSetupMs);
     if (dev < 0 || dev >= kDevices || handle == nullptr)
       return bad("listen", "bad device or handle");
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -221,6 +233,7 @@ class ConfTcp {
   ncclResult_t connect(const ncclnet::CommContext&, int, void* handle, void** sendComm,
                        ncclNetDeviceHandle_v12_t**) {
     CONF_TCP_HOST_CALL("connect");
+    Tunables::stall(tunables_.slowSetupMs);
 #if defined(CONF_TCP_DEFECT_SEGFAULTS_IN_CONNECT) || \
     defined(CONF_TCP_DEFECT_SEGFAULTS_BEHIND_A_HANDLER)
     volatile int* nowhere = nullptr;
@@ -301,6 +314,7 @@ class ConfTcp {
   // silent one waits without holding up the others.
   ncclResult_t accept(void* listenComm, void** recvComm, ncclNetDeviceHandle_v12_t**) {
     CONF_TCP_HOST_CALL("accept");
+    Tunables::stall(tunables_.slowSetupMs);
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = listens_.find(listenComm);
     if (it == listens_.end()) return bad("accept", "unknown listenComm");
@@ -368,6 +382,7 @@ class ConfTcp {
 
   ncclResult_t deregMr(void*, void* mhandle) {
     CONF_TCP_HOST_CALL("deregMr");
+    Tunables::stall(tunables_.slowCloseMs);
     std::lock_guard<std::mutex> lock(mutex_);
     return mrs_.erase(mhandle) ? ncclSuccess : bad("deregMr", "not an mhandle of regMr");
   }
@@ -476,16 +491,19 @@ class ConfTcp {
 
   ncclResult_t closeSend(void* comm) {
     CONF_TCP_HOST_CALL("closeSend");
+    Tunables::stall(tunables_.slowCloseMs);
     std::lock_guard<std::mutex> lock(mutex_);
     return sends_.erase(comm) ? ncclSuccess : bad("closeSend", "unknown sendComm");
   }
   ncclResult_t closeRecv(void* comm) {
     CONF_TCP_HOST_CALL("closeRecv");
+    Tunables::stall(tunables_.slowCloseMs);
     std::lock_guard<std::mutex> lock(mutex_);
     return recvs_.erase(comm) ? ncclSuccess : bad("closeRecv", "unknown recvComm");
   }
   ncclResult_t closeListen(void* comm) {
     CONF_TCP_HOST_CALL("closeListen");
+    Tunables::stall(tunables_.slowCloseMs);
     std::lock_guard<std::mutex> lock(mutex_);
     return listens_.erase(comm) ? ncclSuccess : bad("closeListen", "unknown listenComm");
   }
@@ -526,6 +544,7 @@ class ConfTcp {
   }
 
   ncclnet::Logger log_;
+  Tunables tunables_;
 #if defined(CONF_TCP_CALLS_HOST_UNCHECKED) || defined(CONF_TCP_DEFECT_BAD_PROFILER_EVENTS)
   HostCalls host_;
 #endif
