@@ -90,13 +90,38 @@ TEST(PropertyChecks, GpuMemoryWithoutPciPathIsAdvice) {
   EXPECT_EQ(rulesOf(checkDeviceProperties(kV12, 0, p)), Rules{PropertyRule::GdrPlacement});
 }
 
-TEST(PropertyChecks, LatencyMustBeFiniteAndNotNegative) {
-  // The latency goes into NCCL's topology XML as an int.
+// Real NCCL 2.28.9 on either side (scripts/gpu/thresholds.sh): -3 and -2.9
+// ran every op; a Ring/LL all-reduce failed at -9 over 2 nodes and at -7
+// over 4, as the model predicts; NaN and infinity failed every job.
+TEST(PropertyChecks, LatencyFailsWhereNcclsTunerDoes) {
   ncclNetProperties_v12_t p = goodDevice();
-  for (float bad : {-1.0f, INFINITY, NAN}) {
+  for (float bad : {-4.0f, -4.5f, -1000.0f, INFINITY, -INFINITY, NAN}) {
     p.latency = bad;
     EXPECT_EQ(rulesOf(checkDeviceProperties(kV12, 0, p)), Rules{PropertyRule::Latency}) << bad;
   }
+  for (float tolerated : {-0.5f, -1.0f, -3.9f}) {
+    p.latency = tolerated;
+    EXPECT_EQ(rulesOf(checkDeviceProperties(kV12, 0, p)), Rules{PropertyRule::Tolerated})
+        << tolerated;
+  }
+  for (float good : {0.0f, 2.5f, 1e6f}) {
+    p.latency = good;
+    EXPECT_TRUE(checkDeviceProperties(kV12, 0, p).empty()) << good;
+  }
+}
+
+// NCCL up to 2.18.1 (v6 tables at most) leaves a NIC with maxComms 0 out of
+// its graph; NCCL 2.28.9 ran every op with 0 and -1.
+TEST(PropertyChecks, MaxCommsBelowOneBreaksOnlyThroughV6) {
+  ncclNetProperties_v12_t p = goodDevice();
+  p.maxComms = 0;
+  PluginShape v6 = kV12;
+  v6.version = 6;
+  EXPECT_EQ(rulesOf(checkDeviceProperties(v6, 0, p)), Rules{PropertyRule::MaxComms});
+  PluginShape v7 = kV12;
+  v7.version = 7;
+  EXPECT_EQ(rulesOf(checkDeviceProperties(v7, 0, p)), Rules{PropertyRule::Tolerated});
+  EXPECT_EQ(rulesOf(checkDeviceProperties(kV12, 0, p)), Rules{PropertyRule::Tolerated});
 }
 
 TEST(PropertyChecks, PciPathIsADirectoryUnderSys) {

@@ -83,6 +83,7 @@ RankResult runRank(const Scenario& scenario, const WorkerSpec& spec, const RunCo
       checkProfilerEvents();
       // Nobody tears down while another rank may still use the connection.
       ctx.barrier("end of scenario");
+      ctx.raiseDeferred();
       peer.activity("closing every comm and registration (teardown)");
     }
     peer.activity("unloading the plugin");

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,13 @@ class Ctx {
   const ncclNetProperties_v12_t& props(int dev = 0);
   int maxRecvs() { return props().maxRecvs; }
 
+  // A SHOULD finding that must not cut the scenario short (a slow call, rule
+  // 48): the scenario goes on, its MUST checks included, and the first such
+  // finding is reported when the scenario has otherwise passed
+  // (raiseDeferred, from the worker).
+  void deferShould(Rule rule, const std::string& message);
+  void raiseDeferred() const;
+
   void activity(const std::string& what) { peer_.activity(what); }
   void note(const std::string& text) { peer_.note(text); }
   // A counter the report shows per scenario (summed over the ranks).
@@ -86,15 +94,15 @@ class Ctx {
 
   // ---- connections --------------------------------------------------------
   void* listen(int dev, Handle* handle);
-  // One call each; a call slower than callLimit() breaks rule 22.
+  // One call each; a call slower than callLimit() breaks rule 48 (deferred).
   // An error breaks `rule`.
   void* connectOnce(int dev, Handle* handle, ncclNetDeviceHandle_v12_t** devComm, int attempt,
                     Rule rule = Rule::ConnectAcceptNeverBlock);
   void* acceptOnce(void* listenComm, ncclNetDeviceHandle_v12_t** devComm, int attempt,
                    Rule rule = Rule::ConnectAcceptNeverBlock);
   // Retried until done, within waitLimit(). An error, or no comm in time,
-  // breaks `rule` (a fault scenario names its own); a blocking call always
-  // breaks rule 22.
+  // breaks `rule` (a fault scenario names its own); a slow call breaks rule
+  // 48 (deferred).
   void* connect(int dev, Handle* handle, Rule rule = Rule::ConnectAcceptNeverBlock);
   void* accept(void* listenComm, Rule rule = Rule::ConnectAcceptNeverBlock);
   // A connection from rank `src` to rank `dst`, both calling it: returns the
@@ -105,7 +113,7 @@ class Ctx {
   void closeSend(void* sendComm);
   void closeRecv(void* recvComm);
   // Close without judging the result (error-path scenarios); each call
-  // slower than callLimit() breaks rule 51.
+  // slower than callLimit() breaks rule 48 (deferred).
   ncclResult_t tryCloseSend(void* sendComm);
   ncclResult_t tryCloseRecv(void* recvComm);
 
@@ -153,6 +161,7 @@ class Ctx {
   Peer& peer_;
   const Profile& profile_;
   double callLimit_;
+  std::optional<Violation> deferred_;  // the first deferred SHOULD finding
   double waitLimit_;
   double syncLimit_;
   int ncclNewest_;

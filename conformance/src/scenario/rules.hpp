@@ -58,6 +58,8 @@ enum class Rule : int {
   ReadmeRequestLimits = 45,
   FlushOfHostMemory = 46,
   TruncationReported = 47,
+  CallsReturnPromptly = 48,
+  PropertiesPlausible = 49,
   PeerDeathSurfaces = 50,
   CloseWithRequestsInFlight = 51,
   NoLeaks = 52,

@@ -75,8 +75,9 @@ void inFlight(Ctx& c) {
     c.closeSend(b);
   }
   double took = nowSeconds() - start;
-  CONF_EXPECT(took <= c.callLimit() * 5, Rule::CloseWithRequestsInFlight,
-              "closing comms with requests in flight took %.1f s", took);
+  if (took > c.callLimit() * 5)
+    c.deferShould(Rule::CallsReturnPromptly,
+                  format("closing comms with requests in flight took %.1f s", took));
 }
 
 // Rank 0's sends all report done and it closes its comm at once; rank 1

@@ -101,8 +101,9 @@ void failsThenCloses(Ctx& c, void* comm, bool send, void* mh, Buffer& buf, doubl
   double start = nowSeconds();
   ncclResult_t res = c.tryDereg(comm, mh);
   double took = nowSeconds() - start;
-  CONF_EXPECT(took <= c.callLimit(), Rule::CloseWithRequestsInFlight,
-              "deregMr on a connection whose peer is dead took %.2f s", took);
+  if (took > c.callLimit())
+    c.deferShould(Rule::CallsReturnPromptly,
+                  format("deregMr on a connection whose peer is dead took %.2f s", took));
   if (res != ncclSuccess) c.note("deregMr after the failure returned " + resultText(res));
   res = send ? c.tryCloseSend(comm) : c.tryCloseRecv(comm);
   if (res != ncclSuccess) c.note("closing the failed comm returned " + resultText(res));

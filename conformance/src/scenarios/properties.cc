@@ -2,6 +2,7 @@
 // Properties: each field NCCL's topology and proxy read, checked on every
 // device, plus the expectations the profile writes for its NICs.
 #include <set>
+#include <string>
 #include <vector>
 
 #include "ncclnet/host/property_checks.hpp"
@@ -67,11 +68,26 @@ void pciPath(Ctx& c) {
 void speed(Ctx& c) {
   expectNone(c, ncclnet::host::PropertyRule::Speed, Rule::SpeedPositive);
 }
+// A value of `field` NCCL runs with but which misleads it (rule 49), judged
+// after the field's own rule so that a MUST finding is never hidden.
+void expectNoneTolerated(Ctx& c, const std::string& field) {
+  ncclnet::host::PluginShape shape{c.version(), c.devices(),
+                                   c.net().provides(ncclnet::host::Optional::RegMrDmaBuf)};
+  eachDevice(c, [&](int d, const ncclNetProperties_v12_t& p) {
+    for (const ncclnet::host::PropertyFinding& f :
+         ncclnet::host::checkDeviceProperties(shape, d, p)) {
+      CONF_EXPECT(f.rule != ncclnet::host::PropertyRule::Tolerated || f.field != field,
+                  Rule::PropertiesPlausible, "device %d '%s': %s", d, nameOf(p), f.message.c_str());
+    }
+  });
+}
 void latency(Ctx& c) {
   expectNone(c, ncclnet::host::PropertyRule::Latency, Rule::LatencyValid);
+  expectNoneTolerated(c, "latency");
 }
 void maxComms(Ctx& c) {
   expectNone(c, ncclnet::host::PropertyRule::MaxComms, Rule::MaxCommsPositive);
+  expectNoneTolerated(c, "maxComms");
 }
 void maxRecvs(Ctx& c) {
   expectNone(c, ncclnet::host::PropertyRule::MaxRecvs, Rule::MaxRecvsInRange);
@@ -186,13 +202,13 @@ void addPropertiesScenarios(std::vector<Scenario>& out) {
                  .rule = Rule::LatencyValid,
                  .ranks = 1,
                  .run = latency,
-                 .summary = "latency is finite and >= 0"});
+                 .summary = "latency is finite and above -4 us (MUST), not negative (rule 49)"});
   out.push_back({.area = "Properties",
                  .name = "MaxCommsPositive",
                  .rule = Rule::MaxCommsPositive,
                  .ranks = 1,
                  .run = maxComms,
-                 .summary = "maxComms >= 1"});
+                 .summary = "maxComms >= 1 (MUST through v6, rule 49 through v7+)"});
   out.push_back({.area = "Properties",
                  .name = "MaxRecvsInRange",
                  .rule = Rule::MaxRecvsInRange,

@@ -90,16 +90,27 @@ class DeviceChecks {
               " Mb/s is not positive; NCCL then assumes 10000 Mb/s");
     }
     // The latency goes through xmlInitAttrInt: NaN or infinity converts to
-    // an undefined int.
-    if (!std::isfinite(p_.latency) || p_.latency < 0) {
+    // INT_MIN on x86, a fraction is dropped.
+    if (!std::isfinite(p_.latency) || std::trunc(p_.latency) <= kLatencyFailsAt) {
       add(PropertyRule::Latency, "latency",
           "latency " + std::to_string(p_.latency) +
-              " us is negative or not finite; use 0 to let NCCL choose");
+              " us is not finite or too negative: NCCL's tuner then predicts negative times and "
+              "fails small collectives (ncclInternalError); use 0 to let NCCL choose");
+    } else if (p_.latency < 0) {
+      add(PropertyRule::Tolerated, "latency",
+          "latency " + std::to_string(p_.latency) +
+              " us is negative: NCCL takes it off every inter-node step of its model and "
+              "misjudges algorithms; use 0 to let NCCL choose");
     }
+    // NCCL up to 2.18.1, which loads v6 tables at most, skips a NIC whose
+    // maxComms is 0 in its graph search and caps its channels at maxComms
+    // (src/graph/search.cc); 2.18.3 and later store it and never read it.
     if (p_.maxComms < 1) {
-      add(PropertyRule::MaxComms, "maxComms",
-          "maxComms " + std::to_string(p_.maxComms) +
-              " is below 1; NCCL caps the channels per NIC at this value");
+      bool read = shape_.version <= 6;
+      add(read ? PropertyRule::MaxComms : PropertyRule::Tolerated, "maxComms",
+          "maxComms " + std::to_string(p_.maxComms) + " is below 1; " +
+              (read ? "NCCL up to 2.18.1 then leaves the NIC out of its graph"
+                    : "NCCL 2.18.3 and later ignore it, older releases leave the NIC out"));
     }
     // src/transport/net.cc recvProxyProgress groups up to maxRecvs receives.
     if (p_.maxRecvs < 1 || p_.maxRecvs > kMaxRecvs) {

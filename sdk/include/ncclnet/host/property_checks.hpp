@@ -20,8 +20,10 @@ enum class PropertyRule {
   Name,            // a non-empty name, unique among the devices
   PciPath,         // NULL, or an existing directory under /sys
   Speed,           // > 0 Mb/s
-  Latency,         // finite, >= 0 us
-  MaxComms,        // >= 1
+  Latency,         // finite, above kLatencyFailsAt: below, NCCL's tuner fails jobs
+  MaxComms,        // >= 1 through a v6 table (NCCL up to 2.18.1 reads it)
+  Tolerated,       // a value NCCL runs with but which misleads it: a negative
+                   // latency above the bound, maxComms < 1 through v7+
   MaxRecvs,        // 1..8
   PtrSupport,      // HOST set, no unknown bits, DMABUF only with regMrDmaBuf
   GdrPlacement,    // advice: CUDA/DMABUF without pciPath leaves GPUDirect off
@@ -30,6 +32,14 @@ enum class PropertyRule {
   VirtualDevices,  // vProps.ndevs within the ABI's width, devs are devices
   NewerFields,     // maxMultiRequestSize >= 1 (v11+), railId/planeId >= -1 (v12)
 };
+
+// The latency (µs) at and below which some NCCL job fails: NCCL truncates
+// it to an integer and adds it to every inter-node step of its model
+// (src/graph/topo.cc ncclTopoPopulateNics, src/graph/tuning.cc
+// ncclTopoTuneModel); the smallest network step NCCL 2.28 models is 2.7 µs
+// (Ring, LL), so at -4 a Ring/LL all-reduce over enough nodes predicts a
+// negative time and fails (docs/contract.md rule 14).
+constexpr double kLatencyFailsAt = -4.0;
 
 struct PropertyFinding {
   int device = -1;
