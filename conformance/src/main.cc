@@ -187,6 +187,10 @@ int run(int argc, char** argv) {
     return 2;
   }
   config.netName = opt.netName;
+  // What a rerun is given: the options of this run, with the plugin it
+  // tests named outright (it may have come from the environment).
+  Options again = opt;
+  again.plugin = config.plugin;
   int oldest = NCCLNET_ABI_OLDEST, newest = NCCLNET_ABI_NEWEST;
   std::string nccl = opt.nccl.value_or(profile.nccl.value_or(""));
   if (!nccl.empty()) {
@@ -263,7 +267,7 @@ int run(int argc, char** argv) {
     load.rule = rule;
     load.verdict = Verdict::Fail;
     load.reason = ruleLabel(rule) + ": " + error;
-    load.rerun = "ncclnet-conformance --plugin " + config.plugin;
+    load.rerun = rerunCommand(again, "");
     report.results.push_back(load);
     report.seconds = nowSeconds() - start;
     writeReports(report, opt);
@@ -279,12 +283,7 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "ncclnet-conformance: %s\n", error.c_str());
     return 2;
   }
-  std::string rerun = "ncclnet-conformance --plugin " + config.plugin;
-  if (opt.profilePath) rerun += " --profile " + *opt.profilePath;
-  if (!nccl.empty()) rerun += " --nccl " + nccl;
-  if (opt.device) rerun += " --device " + *opt.device;
-  if (opt.replayDir) rerun += " --replay " + *opt.replayDir;
-  Suite suite{&coordinator, &config, &report, rerun};
+  Suite suite{&coordinator, &config, &report, again};
   registerSuite(&suite, report.versions);
 
   testing::TestEventListeners& listeners = testing::UnitTest::GetInstance()->listeners();

@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -38,6 +40,38 @@ bool toInt(const std::string& text, int* out) {
 bool isFile(const std::string& path) {
   struct stat st {};
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// `text` in single quotes, which a POSIX shell takes literally; a quote
+// inside closes them, is escaped, and opens them again.
+std::string singleQuoted(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// `text` as one shell word: as it is when no character in it means
+// anything to the shell (the usual path or name), else quoted.
+std::string shellWord(const std::string& text) {
+  bool plain = !text.empty() && text.find_first_not_of(
+                                    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                    "0123456789_@%+=:,./-") == std::string::npos;
+  return plain ? text : singleQuoted(text);
+}
+
+// The shortest text that strtod reads back as `value` exactly: 0.5 prints
+// as 0.5, not 0.50000000000000000, and 30 as 30, not 3e+01.
+std::string exactNumber(double value) {
+  char text[64];
+  if (value == std::floor(value) && std::fabs(value) < 1e15) {
+    std::snprintf(text, sizeof(text), "%.0f", value);
+    return text;
+  }
+  for (int digits = 1; digits <= 17; digits++) {
+    std::snprintf(text, sizeof(text), "%.*g", digits, value);
+    if (std::strtod(text, nullptr) == value) break;
+  }
+  return text;
 }
 
 }  // namespace
@@ -122,6 +156,27 @@ const char* usage() {
       "  --gtest_filter=PATTERNS  run only matching tests; `Area.Scenario` patterns match\n"
       "                       every ABI version, `v12/Area.Scenario` one\n";
   return text.c_str();
+}
+
+std::string rerunCommand(const Options& run, const std::string& filter) {
+  std::string line = "ncclnet-conformance";
+  auto add = [&line](const char* option, const std::optional<std::string>& value) {
+    if (value) line += std::string(" ") + option + " " + shellWord(*value);
+  };
+  add("--plugin", run.plugin);
+  add("--net", run.netName);
+  add("--profile", run.profilePath);
+  add("--nccl", run.nccl);
+  add("--abi", run.abi);
+  add("--device", run.device);
+  add("--replay", run.replayDir);
+  if (run.timeScale) line += " --time-scale " + exactNumber(*run.timeScale);
+  if (run.deadline) line += " --deadline " + exactNumber(*run.deadline);
+  if (run.strict) line += " --strict";
+  // Always quoted, as the documentation writes filters: `*` and `?` in one
+  // are for gtest, never for the shell.
+  if (!filter.empty()) line += " --gtest_filter=" + singleQuoted(filter);
+  return line;
 }
 
 bool parseOptions(int argc, char** argv, Options* out, std::string* error) {

@@ -39,6 +39,17 @@ struct Options {
 bool parseOptions(int argc, char** argv, Options* out, std::string* error);
 const char* usage();
 
+// The command, for a POSIX shell, that runs again what `run` ran, limited
+// to the tests `filter` names (none: every test): each option that changes
+// what runs or how it is judged (--plugin, --net, --profile, --abi, --nccl,
+// --time-scale, --deadline, --strict, --device, --replay), so that a failure
+// shows again as it was. Left out: where results go (--json, --junit) and
+// how progress shows (--verbose, --no-progress); the placement (--rank,
+// --size, --rendezvous), which differs per process and comes again from the
+// launcher; and what only one process is ever given (--exec-worker).
+// parseOptions reads the line back into the same options (a test checks).
+std::string rerunCommand(const Options& run, const std::string& filter);
+
 // A gtest filter in which every pattern names a test as the catalogue and the
 // profiles do (`Data.ZeroByteMessages`, `Faults.*`) also matches it in every
 // ABI version: such patterns get a `*/` prefix. Patterns that already name a

@@ -41,8 +41,9 @@ class ScenarioTest : public testing::Test {
     r.test = "v" + std::to_string(version_) + "/" + r.scenario;
     r.version = version_;
     r.rule = scenario_->rule;
-    r.rerun =
-        suite_->rerun + " --abi v" + std::to_string(version_) + " --gtest_filter='" + r.test + "'";
+    Options alone = suite_->run;
+    alone.abi = "v" + std::to_string(version_);
+    r.rerun = rerunCommand(alone, r.test);
     const Profile& profile = suite_->config->profile;
     if (auto why = profile.exclusionFor(r.scenario)) {
       r.verdict = Verdict::Excluded;

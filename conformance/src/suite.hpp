@@ -9,6 +9,7 @@
 
 #include "harness/coordinator.hpp"
 #include "harness/worker.hpp"
+#include "options.hpp"
 #include "report/report.hpp"
 
 namespace conformance {
@@ -17,7 +18,7 @@ struct Suite {
   Coordinator* coordinator;
   const RunConfig* config;
   Report* report;
-  std::string rerun;  // command prefix that reruns one test
+  Options run;  // this run's options, from which each test's rerun command is made
 };
 
 // Registers the tests the profile includes. Returns how many.

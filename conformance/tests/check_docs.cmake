@@ -1,36 +1,76 @@
 # SPDX-License-Identifier: Apache-2.0
-# The documents agree with the code: docs/conformance.md shows the catalogue
-# exactly as `--list` prints it, and docs/contract.md has a section for
-# every rule (`--list-rules`), with its number, name and severity, naming
-# every scenario whose own rule it is.
-#   cmake -DBIN=<ncclnet-conformance> -DDOCS=<docs dir> -P check_docs.cmake
+# The documents agree with the code: docs/conformance.md's scenario table is
+# the catalogue exactly as `--list` prints it, docs/contract.md has a section
+# for every rule (`--list-rules`), with its number, name and severity,
+# naming every scenario whose own rule it is, and wherever a page names a
+# rule by number and name ("rule 32 TruncationIsAnError", "| 21
+# ListenNeverBlocks |") the two belong together.
+#   cmake -DBIN=<ncclnet-conformance> -DDOCS=<docs dir> [-DWRITE=ON] -P check_docs.cmake
+# WRITE=ON writes `--list` into docs/conformance.md in place of its table
+# (the conformance_docs_tables target) before checking the rest: the table
+# is generated, the prose around it is not.
 execute_process(COMMAND ${BIN} --list OUTPUT_VARIABLE catalogue RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "--list failed (${rc})")
 endif()
 file(READ ${DOCS}/conformance.md conformance)
-# CMake lists split at ';' (except inside brackets): keep both out of the way.
-foreach(var catalogue conformance)
-  string(REPLACE ";" "<sc>" ${var} "${${var}}")
-  string(REPLACE "[" "<lb>" ${var} "${${var}}")
-  string(REPLACE "]" "<rb>" ${var} "${${var}}")
-endforeach()
-string(REPLACE "\n" ";" rows "${catalogue}")
-set(scenarios 0)
-foreach(row IN LISTS rows)
-  if(NOT row MATCHES "^\\| `")
-    continue()
+# The table starts at --list's own header line and runs while lines are rows.
+string(REGEX MATCH "^[^\n]*\n" header "${catalogue}")
+string(FIND "${conformance}" "\n${header}" start)
+if(start EQUAL -1)
+  message(FATAL_ERROR "docs/conformance.md has no table with --list's header:\n${header}")
+endif()
+math(EXPR start "${start} + 1")
+string(SUBSTRING "${conformance}" ${start} -1 rest)
+string(REGEX MATCH "^(\\|[^\n]*\n)+" table "${rest}")
+string(LENGTH "${table}" length)
+string(REGEX MATCHALL "\n\\| `" rows "\n${catalogue}")
+list(LENGTH rows scenarios)
+if(NOT table STREQUAL catalogue)
+  if(WRITE)
+    string(SUBSTRING "${conformance}" 0 ${start} before)
+    string(SUBSTRING "${rest}" ${length} -1 after)
+    file(WRITE ${DOCS}/conformance.md "${before}${catalogue}${after}")
+    message("docs/conformance.md: wrote the table of the ${scenarios} scenarios of --list")
+  else()
+    # Name the first row that differs: CMake lists split at ';' and treat
+    # brackets specially, so both are kept out of the way while splitting.
+    foreach(var table catalogue)
+      string(REGEX REPLACE "\n$" "" ${var} "${${var}}")
+      string(REPLACE ";" "<sc>" ${var} "${${var}}")
+      string(REPLACE "[" "<lb>" ${var} "${${var}}")
+      string(REPLACE "]" "<rb>" ${var} "${${var}}")
+      string(REPLACE "\n" ";" ${var} "${${var}}")
+    endforeach()
+    list(LENGTH table shown)
+    list(LENGTH catalogue printed)
+    set(row 0)
+    set(found "")
+    set(expected "")
+    while(row LESS shown OR row LESS printed)
+      set(found "(the table ends)")
+      set(expected "(--list ends)")
+      if(row LESS shown)
+        list(GET table ${row} found)
+      endif()
+      if(row LESS printed)
+        list(GET catalogue ${row} expected)
+      endif()
+      if(NOT found STREQUAL expected)
+        break()
+      endif()
+      math(EXPR row "${row} + 1")
+    endwhile()
+    math(EXPR row "${row} + 1")
+    foreach(var found expected)
+      string(REPLACE "<sc>" ";" ${var} "${${var}}")
+      string(REPLACE "<lb>" "[" ${var} "${${var}}")
+      string(REPLACE "<rb>" "]" ${var} "${${var}}")
+    endforeach()
+    message(FATAL_ERROR "docs/conformance.md's scenario table is not --list's: line ${row} of "
+            "the table is\n${found}\nwhere --list prints\n${expected}\n"
+            "(`cmake --build <build> --target conformance_docs_tables` writes the table)")
   endif()
-  math(EXPR scenarios "${scenarios} + 1")
-  string(FIND "${conformance}" "${row}\n" at)
-  if(at EQUAL -1)
-    message(FATAL_ERROR "docs/conformance.md lacks this row of --list (or shows it differently):\n${row}")
-  endif()
-endforeach()
-string(REGEX MATCHALL "\n\\| `[A-Za-z]+\\.[A-Za-z0-9]+` \\|" documented "${conformance}")
-list(LENGTH documented shown)
-if(NOT shown EQUAL scenarios)
-  message(FATAL_ERROR "docs/conformance.md lists ${shown} scenarios, the catalogue has ${scenarios}")
 endif()
 message("docs/conformance.md shows the ${scenarios} scenarios of the catalogue")
 
@@ -54,6 +94,7 @@ foreach(line IN LISTS lines)
   list(GET fields 1 name)
   list(GET fields 2 severity)
   list(GET fields 3 owned)
+  set(number_of_${name} ${number})
   set(heading "### Rule ${number} · ${name} · ${severity}\n")
   string(FIND "${contract}" "${heading}" at)
   if(at EQUAL -1)
@@ -89,3 +130,27 @@ if(NOT sections EQUAL count)
   message(FATAL_ERROR "docs/contract.md has ${sections} rule sections, the suite checks ${count} rules")
 endif()
 message("docs/contract.md covers the ${count} rules")
+
+# Prose and hand-written tables (docs/check.md's list of what the checker
+# reports, the verdicts of docs/conformance.md) name rules as "N Name": a
+# renumbered or renamed rule must not leave the old pair behind.
+file(GLOB pages ${DOCS}/*.md ${DOCS}/*/*.md)
+set(mentions 0)
+foreach(page IN LISTS pages)
+  file(READ ${page} text)
+  string(REGEX MATCHALL "[0-9]+ [A-Z][A-Za-z0-9]+" pairs "${text}")
+  foreach(pair IN LISTS pairs)
+    string(REPLACE " " ";" fields "${pair}")
+    list(GET fields 0 number)
+    list(GET fields 1 name)
+    if(NOT DEFINED number_of_${name})
+      continue()  # "4 MiB", "2 NotRun": no rule's name
+    endif()
+    math(EXPR mentions "${mentions} + 1")
+    if(NOT number STREQUAL number_of_${name})
+      file(RELATIVE_PATH where ${DOCS}/.. ${page})
+      message(FATAL_ERROR "${where} names '${number} ${name}'; ${name} is rule ${number_of_${name}}")
+    endif()
+  endforeach()
+endforeach()
+message("the pages name rules by number and name ${mentions} times, each pair the contract's")

@@ -24,8 +24,8 @@ Logger Reporter::logger() const {
 void Reporter::violation(const CheckRule& rule, const std::string& comm, const std::string& request,
                          const std::string& what, Party party) {
   count_.fetch_add(1, std::memory_order_relaxed);
-  std::string line = "rule " + std::to_string(rule.number) + " " + rule.name +
-                     (party == Party::Caller ? " (caller): " : ": ") + what;
+  std::string line =
+      contract::ruleTag(rule.rule) + (party == Party::Caller ? " (caller): " : ": ") + what;
   if (!comm.empty()) line += " | " + comm;
   if (!request.empty()) line += " | " + request;
   Logger logger;

@@ -1,41 +1,46 @@
 // SPDX-License-Identifier: Apache-2.0
 // ncclnet-check: the rules of docs/contract.md that one side of the ABI can
-// judge call by call, with the numbers and names the contract gives them.
+// judge call by call. Each constant is the contract's own row
+// (ncclnet/contract/rules.hpp, which ncclnet-conformance uses too), so the
+// number and name in a log line are the contract's by construction; what
+// is the checker's own is which rules it judges, and what it judges of each.
 #pragma once
+
+#include "ncclnet/contract/rules.hpp"
 
 namespace ncclnet::check {
 
-struct CheckRule {
-  int number;
-  const char* name;
-};
+using CheckRule = contract::RuleInfo;
 
 namespace rules {
+using contract::Rule;
+using contract::ruleInfo;
 // listen returns at once.
-constexpr CheckRule kListenNeverBlocks{21, "ListenNeverBlocks"};
+inline constexpr const CheckRule& kListenNeverBlocks = ruleInfo(Rule::ListenNeverBlocks);
 // connect and accept return at once.
-constexpr CheckRule kConnectAcceptNeverBlock{22, "ConnectAcceptNeverBlock"};
+inline constexpr const CheckRule& kConnectAcceptNeverBlock =
+    ruleInfo(Rule::ConnectAcceptNeverBlock);
 // deregMr of every handle before the comm closes; never of a buffer that a
 // request in flight still uses.
-constexpr CheckRule kDeregMrReleases{27, "DeregMrReleases"};
+inline constexpr const CheckRule& kDeregMrReleases = ruleInfo(Rule::DeregMrReleases);
 // At most 32 receives per recvComm, 32 x maxRecvs sends per sendComm.
-constexpr CheckRule kInFlightLimits{28, "InFlightLimits"};
+inline constexpr const CheckRule& kInFlightLimits = ruleInfo(Rule::InFlightLimits);
 // A request the plugin cannot take is NULL in *request, never a stale value
 // or the optional-completion preset; isend/irecv/test poll, they never wait.
-constexpr CheckRule kNullRequestRetry{29, "NullRequestRetry"};
+inline constexpr const CheckRule& kNullRequestRetry = ruleInfo(Rule::NullRequestRetry);
 // The n buffers of a grouped receive complete together, each with its size.
-constexpr CheckRule kGroupedCompletion{31, "GroupedCompletion"};
+inline constexpr const CheckRule& kGroupedCompletion = ruleInfo(Rule::GroupedCompletion);
 // A receive never reports more bytes than it posted.
-constexpr CheckRule kTruncationIsAnError{32, "TruncationIsAnError"};
+inline constexpr const CheckRule& kTruncationIsAnError = ruleInfo(Rule::TruncationIsAnError);
 // test reports done with the sizes sent; a request is tested until done and
 // never after.
-constexpr CheckRule kCompletionReportsSizes{35, "CompletionReportsSizes"};
+inline constexpr const CheckRule& kCompletionReportsSizes = ruleInfo(Rule::CompletionReportsSizes);
 // irecvConsumed once per completed receive, after test reported it done.
-constexpr CheckRule kIrecvConsumedAccepted{37, "IrecvConsumedAccepted"};
+inline constexpr const CheckRule& kIrecvConsumedAccepted = ruleInfo(Rule::IrecvConsumedAccepted);
 // Comm handles are ones the plugin returned and did not close.
-constexpr CheckRule kGarbageHandlesRejected{53, "GarbageHandlesRejected"};
+inline constexpr const CheckRule& kGarbageHandlesRejected = ruleInfo(Rule::GarbageHandlesRejected);
 // mhandles are ones regMr returned on the same comm and not yet deregistered.
-constexpr CheckRule kBadMhandlesRejected{54, "BadMhandlesRejected"};
+inline constexpr const CheckRule& kBadMhandlesRejected = ruleInfo(Rule::BadMhandlesRejected);
 }  // namespace rules
 
 }  // namespace ncclnet::check

@@ -73,10 +73,8 @@ int runFor(const std::vector<std::string>& argv,
 Rule ruleOfViolation(const std::string& text, Rule fallback) {
   size_t at = text.find("NET/check rule ");
   if (at == std::string::npos) return fallback;
-  int number = std::atoi(text.c_str() + at + 15);
-  for (const RuleInfo& r : allRules())
-    if (ruleNumber(r.rule) == number) return r.rule;
-  return fallback;
+  const RuleInfo* named = findRule(std::atoi(text.c_str() + at + 15));
+  return named != nullptr ? named->rule : fallback;
 }
 
 // nccl-driver's verdict line for the job ("PASS job round 1 (..): ..." or
