@@ -24,10 +24,12 @@ find . \( -name CMakeFiles -o -name out_of_tree_work -o -name Testing -o -name .
   -type f ! -name '*.o' ! -name '*.a' ! -name '*.ninja' ! -name '.ninja_*' ! -name '*.log' -print |
   while read -r f; do
     mkdir -p "$stage/$(dirname "$f")"
-    if [ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = "177ELF" ]; then
+    # A test running meanwhile may remove its own outputs: a file gone
+    # since find listed it is not part of the stage.
+    if [ "$(head -c 4 "$f" 2>/dev/null | od -An -c | tr -d ' ')" = "177ELF" ]; then
       objcopy --strip-debug "$f" "$stage/$f"
     else
-      cp -p "$f" "$stage/$f"
+      cp -p "$f" "$stage/$f" 2>/dev/null || [ ! -e "$f" ]
     fi
   done
 # Run-time libraries the GPU machine's distribution ships in another
