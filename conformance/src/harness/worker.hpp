@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/launch.hpp"
+#include "ncclnet/abi/net.h"
 #include "profile/profile.hpp"
 
 namespace conformance {
@@ -21,8 +22,8 @@ struct RunConfig {
   std::optional<std::string> netName;  // NCCL_NET; nullopt: the environment's
   Profile profile;
   // The ABI window of the NCCL being emulated (--nccl): 2.28 is v6..v11.
-  int ncclOldest = 6;
-  int ncclNewest = 12;
+  int ncclOldest = NCCLNET_ABI_OLDEST;
+  int ncclNewest = NCCLNET_ABI_NEWEST;
   // How that NCCL reads NCCL_NET_PLUGIN (one name before 2.27.3, a list since).
   ncclnet::host::PluginNameRules nameRules{};
 };

@@ -11,6 +11,8 @@
 #include <set>
 #include <sstream>
 
+#include "ncclnet/abi/net.h"
+
 namespace conformance {
 
 namespace {
@@ -254,9 +256,13 @@ void parse(const YAML::Node& root, Profile* out) {
     std::string number = abi.size() >= 2 && abi[0] == 'v' ? abi.substr(1) : "";
     if (!number.empty() && number.back() == '+') number.pop_back();  // vN+: vN and newer
     bool version = !number.empty() && number.find_first_not_of("0123456789") == std::string::npos &&
-                   std::atoi(number.c_str()) >= 6 && std::atoi(number.c_str()) <= 12;
+                   std::atoi(number.c_str()) >= NCCLNET_ABI_OLDEST &&
+                   std::atoi(number.c_str()) <= NCCLNET_ABI_NEWEST;
     if (abi != "all" && !version) {
-      reject(root["abi"], "'abi' must be all, v6..v12 or v6+..v12+, not '" + abi + "'");
+      const std::string oldest = std::to_string(NCCLNET_ABI_OLDEST);
+      const std::string newest = std::to_string(NCCLNET_ABI_NEWEST);
+      reject(root["abi"], "'abi' must be all, v" + oldest + "..v" + newest + " or v" + oldest +
+                              "+..v" + newest + "+, not '" + abi + "'");
     }
     out->abi = abi;
   }
