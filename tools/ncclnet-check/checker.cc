@@ -257,7 +257,7 @@ ncclResult_t Checker::setNetAttr(void* ctx, ncclNetAttr_v12_t* attr) {
 ncclResult_t Checker::listen(void* ctx, int dev, void* handle, void** listenComm) {
   Clock::time_point start = now();
   ncclResult_t res = net().listen(ctx, dev, handle, listenComm);
-  timed(rules::kListenNeverBlocks, "listen", start, nullptr);
+  timed(rules::kCallsReturnPromptly, "listen", start, nullptr);
   uint64_t commId = 0;
   if (res == ncclSuccess && listenComm != nullptr && *listenComm != nullptr) {
     commId = ledger_->addListen(*listenComm, dev);
@@ -272,7 +272,7 @@ ncclResult_t Checker::connect(void* ctx, int dev, void* handle, void** sendComm,
   const uint64_t hash = trace_.enabled() ? connectHash(handle) : 0;
   Clock::time_point start = now();
   ncclResult_t res = net().connect(ctx, dev, handle, sendComm, sendDevComm);
-  timed(rules::kConnectAcceptNeverBlock, "connect", start, nullptr);
+  timed(rules::kCallsReturnPromptly, "connect", start, nullptr);
   uint64_t commId = 0;
   if (res == ncclSuccess && sendComm != nullptr && *sendComm != nullptr) {
     ncclNetProperties_v12_t props{};
@@ -292,7 +292,7 @@ ncclResult_t Checker::accept(void* listenComm, void** recvComm,
   std::shared_ptr<CommState> listen = ledger_->find(listenComm, CommKind::Listen, "accept");
   Clock::time_point start = now();
   ncclResult_t res = net().accept(listenComm, recvComm, recvDevComm);
-  timed(rules::kConnectAcceptNeverBlock, "accept", start, listen.get());
+  timed(rules::kCallsReturnPromptly, "accept", start, listen.get());
   uint64_t commId = 0;
   if (res == ncclSuccess && recvComm != nullptr && *recvComm != nullptr) {
     commId = ledger_->addRecv(*recvComm, listenComm);
@@ -372,7 +372,7 @@ ncclResult_t Checker::isend(void* sendComm, void* data, size_t size, int tag, vo
       ledger_->beforePost(sendComm, PostKind::Send, 1, &mhandle, "isend");
   Clock::time_point start = now();
   ncclResult_t res = net().isend(sendComm, data, size, tag, mhandle, phandle, request);
-  Clock::time_point end = timed(rules::kNullRequestRetry, "isend", start, comm.get());
+  Clock::time_point end = timed(rules::kCallsReturnPromptly, "isend", start, comm.get());
   uint64_t requestId = 0;
   if (res == ncclSuccess && request != nullptr) {
     requestId = ledger_->afterPost(comm, PostKind::Send, 1, &size, &tag, &mhandle, *request, end);
@@ -393,7 +393,7 @@ ncclResult_t Checker::irecv(void* recvComm, int n, void** data, size_t* sizes, i
   const bool hinted = request != nullptr && *request == kOptionalCompletion;
   Clock::time_point start = now();
   ncclResult_t res = net().irecv(recvComm, n, data, sizes, tags, mhandles, phandles, request);
-  Clock::time_point end = timed(rules::kNullRequestRetry, "irecv", start, comm.get());
+  Clock::time_point end = timed(rules::kCallsReturnPromptly, "irecv", start, comm.get());
   uint64_t requestId = 0;
   if (res == ncclSuccess && request != nullptr) {
     if (hinted && *request == kOptionalCompletion) {
@@ -445,7 +445,7 @@ ncclResult_t Checker::test(void* request, int* done, int* sizes) {
   const int n = std::max(1, std::min(ticket.n, kMaxSizes));
   if (sizes != nullptr) std::fill(reported, reported + kMaxSizes, -1);
   ncclResult_t res = net().test(request, done, sizes ? reported : nullptr);
-  timed(rules::kNullRequestRetry, "test", start, nullptr);
+  timed(rules::kCallsReturnPromptly, "test", start, nullptr);
   int isDone = done != nullptr ? *done : 0;
   if (ticket.known) ledger_->afterTest(request, res, isDone, sizes ? reported : nullptr);
   if (sizes != nullptr && (isDone || res != ncclSuccess)) {

@@ -15,18 +15,18 @@ using CheckRule = contract::RuleInfo;
 namespace rules {
 using contract::Rule;
 using contract::ruleInfo;
-// listen returns at once.
-inline constexpr const CheckRule& kListenNeverBlocks = ruleInfo(Rule::ListenNeverBlocks);
-// connect and accept return at once.
-inline constexpr const CheckRule& kConnectAcceptNeverBlock =
-    ruleInfo(Rule::ConnectAcceptNeverBlock);
+// listen, connect, accept, isend, irecv and test each return within
+// NCCLNET_CHECK_BLOCK_US. One process cannot tell a call that waits for its
+// peer (rules 21, 22: NCCL hangs, which the watchdog reports) from one that
+// is only slow (NCCL runs, slowly), so a slow call is the SHOULD rule's.
+inline constexpr const CheckRule& kCallsReturnPromptly = ruleInfo(Rule::CallsReturnPromptly);
 // deregMr of every handle before the comm closes; never of a buffer that a
 // request in flight still uses.
 inline constexpr const CheckRule& kDeregMrReleases = ruleInfo(Rule::DeregMrReleases);
 // At most 32 receives per recvComm, 32 x maxRecvs sends per sendComm.
 inline constexpr const CheckRule& kInFlightLimits = ruleInfo(Rule::InFlightLimits);
 // A request the plugin cannot take is NULL in *request, never a stale value
-// or the optional-completion preset; isend/irecv/test poll, they never wait.
+// or the optional-completion preset.
 inline constexpr const CheckRule& kNullRequestRetry = ruleInfo(Rule::NullRequestRetry);
 // The n buffers of a grouped receive complete together, each with its size.
 inline constexpr const CheckRule& kGroupedCompletion = ruleInfo(Rule::GroupedCompletion);
