@@ -15,45 +15,21 @@ parts=("$@")
 [ ${#parts[@]} -gt 0 ] || parts=(asan tsan)
 status=0
 
-# Unit test executables: every test ctest runs from them is selected.
-asan_tests=(sdk_unit_tests sdk_host_tests rt_unit_tests rt_inprocess_tests
-            sdk_socket_unit_tests sdk_socket_loopback_tests
-            sdk_ofi_unit_tests sdk_ofi_transfer_tests
-            softverbs_tests sdk_ib_unit_tests sdk_ib_plugin_tests)
-# The plugins' tests that run threads (helper threads, progress, softverbs'
-# device threads) against each other.
-tsan_tests=(sdk_socket_unit_tests sdk_socket_loopback_tests sdk_ofi_transfer_tests
-            softverbs_tests sdk_ib_plugin_tests)
+# The tests each sanitizer runs carry its label, asan or tsan (ctest -L),
+# and the target ncclnet_<label>_tests builds them
+# (cmake/NcclnetTestLabels.cmake).
 plugins=(sdk_socket_plugin sdk_ofi_plugin sdk_ib_plugin softverbs)
 
 step() { printf '\n=== sanitize: %s (%s)\n' "$1" "$(date +%T)"; }
 
-build() {  # BUILD_DIR CMAKE_OPTION TARGETS...
-  local dir=$1 option=$2
-  shift 2
+build() {  # BUILD_DIR CMAKE_OPTION LABEL [TARGET...]
+  local dir=$1 option=$2 label=$3
   cmake -S "$root" -B "$dir" -G Ninja -DNCCLNET_WITH_CUDA_KERNELS=OFF "$option" >/dev/null
-  cmake --build "$dir" -j "$(nproc)" --target "$@"
+  cmake --build "$dir" -j "$(nproc)" --target "ncclnet_${label}_tests" "${plugins[@]}" "${@:4}"
 }
 
-# ctest's -I list of the tests whose command is one of the given executables.
-selection() {  # BUILD_DIR EXECUTABLES...
-  ctest --test-dir "$1" --show-only=json-v1 | python3 -c '
-import json, os, sys
-wanted = set(sys.argv[1:])
-tests = json.load(sys.stdin)["tests"]
-picked = [str(i + 1) for i, t in enumerate(tests)
-          if t.get("command") and os.path.basename(t["command"][0]) in wanted]
-print("0,0,0," + ",".join(picked) if picked else "")' "${@:2}"
-}
-
-run_tests() {  # BUILD_DIR EXECUTABLES...
-  local list
-  list=$(selection "$@")
-  if [ -z "$list" ]; then
-    echo "sanitize: no tests found for $*" >&2
-    return 1
-  fi
-  ctest --test-dir "$1" -I "$list" --output-on-failure -j "$(nproc)" --timeout 900
+run_tests() {  # BUILD_DIR LABEL
+  ctest --test-dir "$1" -L "$2" --no-tests=error --output-on-failure -j "$(nproc)" --timeout 900
 }
 
 # Reports go to files; a test that passes with a report still fails the job.
@@ -76,13 +52,13 @@ asan() {
   local dir=${ASAN_BUILD_DIR:-$root/build-asan}
   local reports=$dir/sanitizer-reports
   step "ASan + UBSan build"
-  build "$dir" -DNCCLNET_SANITIZE_ADDRESS=ON "${asan_tests[@]}" "${plugins[@]}" ncclnet-conformance
+  build "$dir" -DNCCLNET_SANITIZE_ADDRESS=ON asan ncclnet-conformance
   rm -rf "$reports" && mkdir -p "$reports"
   export ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1:detect_stack_use_after_return=1"
   export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1"
   export LSAN_OPTIONS="suppressions=$root/scripts/sanitizers/lsan.supp:print_suppressions=0"
   step "ASan + UBSan unit tests"
-  run_tests "$dir" "${asan_tests[@]}" || status=1
+  run_tests "$dir" asan || status=1
   step "ASan + UBSan conformance, one run per plugin (the ABI version NCCL picks)"
   local conformance=$dir/conformance/ncclnet-conformance profiles=$root/conformance/profiles
   local one=(--abi v12 --no-progress)
@@ -109,11 +85,11 @@ tsan() {
   local dir=${TSAN_BUILD_DIR:-$root/build-tsan}
   local reports=$dir/sanitizer-reports
   step "TSan build"
-  build "$dir" -DNCCLNET_SANITIZE_THREAD=ON "${tsan_tests[@]}" "${plugins[@]}"
+  build "$dir" -DNCCLNET_SANITIZE_THREAD=ON tsan
   rm -rf "$reports" && mkdir -p "$reports"
   export TSAN_OPTIONS="log_path=$reports/tsan:second_deadlock_stack=1:suppressions=$root/scripts/sanitizers/tsan.supp"
   step "TSan threaded tests"
-  run_tests "$dir" "${tsan_tests[@]}" || status=1
+  run_tests "$dir" tsan || status=1
   unset TSAN_OPTIONS
   collect "$reports" "TSan"
 }

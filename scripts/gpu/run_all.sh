@@ -6,9 +6,10 @@
 #   scripts/gpu/run_all.sh STAGE_DIR
 #
 # PARTS picks what runs (default "tests transport nccl compare"):
-#   tests      the GPU unit tests (CUDA driver loader, softverbs and sdk-ib on
-#              GPU memory, the reference transport's CUDA device peer), with
-#              NCCLNET_REQUIRE_GPU=1 so that nothing skips for want of a GPU
+#   tests      the GPU unit tests (ctest -L gpu: CUDA driver loader, softverbs
+#              and sdk-ib on GPU memory, the reference transport's CUDA device
+#              peer), with NCCLNET_REQUIRE_GPU=1 so that nothing skips for want
+#              of a GPU
 #   transport  ncclnet-conformance's GPU catalogue for every plugin: the
 #              Transport scenarios with --device cuda (host bounce for all,
 #              GPU memory where the plugin advertises NCCL_PTR_CUDA) and the
@@ -91,8 +92,7 @@ NCCL_LIB=${NCCL_LIB:-$(python3 -c 'import nvidia.nccl; print(list(nvidia.nccl.__
 if want tests; then
   note "== GPU unit tests"
   if [ -n "$built_at" ] && [ -e "$built_at/CTestTestfile.cmake" ]; then
-    if NCCLNET_REQUIRE_GPU=1 timeout 500 ctest --test-dir "$built_at" --output-on-failure -E on_cpu_stand_in \
-        -R 'CudaDriver|CudaDevice|cuda_driver_on|UnpackMapped|CudaPeer/|GpuTest|GpuProbe|GpuRule|IbDevices|softverbs_gpu|sdk_ib_gpu|conformance_sdk_ib_softverbs_gpu_memory|Cuda[A-Za-z]*\.|DmaBuf' \
+    if NCCLNET_REQUIRE_GPU=1 timeout 500 ctest --test-dir "$built_at" --output-on-failure -L gpu \
         >"$OUT/gpu_ctest.log" 2>&1; then
       note "gpu ctest: ok ($(grep -Eo '[0-9]+% tests passed.*' "$OUT/gpu_ctest.log" | tail -1))"
     else
