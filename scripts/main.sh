@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # The main job: install what is missing, build, then certify every bundled
-# plugin with ncclnet-conformance on this machine (loopback; sdk-ib through
-# the software verbs device), all exported ABI versions. Reports (JSON and
-# JUnit) land in $BUILD_DIR/reports; the summary at the end is the suite's
-# own line for each. Exit status: 0 only if every plugin passed.
+# plugin (conformance/profiles/bundled.txt) with ncclnet-conformance on this
+# machine (loopback; sdk-ib through the software verbs device), all exported
+# ABI versions. Reports (JSON and JUnit) land in $BUILD_DIR/reports, one
+# pair per profile; the summary at the end is the suite's own line for each.
+# Exit status: 0 only if every plugin passed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD_DIR:-$root/build}
+# shellcheck source=scripts/bundled.sh
+. "$root/scripts/bundled.sh"
 "$root/scripts/install-deps.sh"
 "$root/scripts/build.sh" "$@"
 
@@ -17,16 +20,17 @@ written=()
 unbuilt=()
 status=0
 
-certify() {  # NAME PLUGIN_SO [VAR=VALUE ...]
-  local name=$1 so=$2
-  shift 2
-  if [ ! -e "$so" ]; then
+certify() {  # NAME PLUGIN_FILE PROFILE_FILE [VARIABLE=FILE ...]
+  local plugin=$2 profile=$3 name
+  name=$(basename "$profile" .yaml)
+  shift 3
+  if [ ! -e "$plugin" ]; then
     unbuilt+=("$name: not built (see the configure summary)")
     return
   fi
   echo
   echo "=== $name"
-  env "$@" "$conformance" --plugin "$so" --profile "$root/conformance/profiles/$name.yaml" \
+  env "$@" "$conformance" --plugin "$plugin" --profile "$profile" \
     --json "$reports/$name.json" --junit "$reports/$name.xml" || status=1
   written+=("$reports/$name.json")
 }
@@ -35,11 +39,11 @@ if [ ! -x "$conformance" ]; then
   echo "ncclnet-conformance was not built (it needs yaml-cpp and GoogleTest)" >&2
   exit 1
 fi
-certify sdk-socket "$build/plugins/socket/libnccl-net-sdk-socket.so" NCCL_SOCKET_IFNAME=lo
-certify sdk-ofi "$build/plugins/ofi/libnccl-net-sdk-ofi.so" \
-  FI_PROVIDER="tcp;ofi_rxm" FI_TCP_IFACE=lo NCCLNET_OFI_DOMAINS=lo
-softverbs=$(ls "$build"/sdk/testing/devices/softverbs/libsoftverbs.so 2>/dev/null || true)
-certify sdk-ib-softverbs "$build/plugins/ib/libnccl-net-sdk-ib.so" NCCL_IBVERBS_LIB="$softverbs"
+mapfile -t plugins < <(bundled_plugins "$build")
+for line in "${plugins[@]}"; do
+  read -ra entry <<<"$line"
+  certify "${entry[@]}"
+done
 
 echo
 echo "=== summary"

@@ -17,15 +17,24 @@ status=0
 
 # The tests each sanitizer runs carry its label, asan or tsan (ctest -L),
 # and the target ncclnet_<label>_tests builds them
-# (cmake/NcclnetTestLabels.cmake).
-plugins=(sdk_socket_plugin sdk_ofi_plugin sdk_ib_plugin softverbs)
+# (cmake/NcclnetTestLabels.cmake). The bundled plugins, built for their
+# threaded tests and run once each under ASan, are bundled.txt's.
+# shellcheck source=scripts/bundled.sh
+. "$root/scripts/bundled.sh"
 
 step() { printf '\n=== sanitize: %s (%s)\n' "$1" "$(date +%T)"; }
 
-build() {  # BUILD_DIR CMAKE_OPTION LABEL [TARGET...]
-  local dir=$1 option=$2 label=$3
+build() {  # BUILD_DIR CMAKE_OPTION LABEL
+  local dir=$1 option=$2 label=$3 line entry file files=() bundled=()
   cmake -S "$root" -B "$dir" -G Ninja -DNCCLNET_WITH_CUDA_KERNELS=OFF "$option" >/dev/null
-  cmake --build "$dir" -j "$(nproc)" --target "ncclnet_${label}_tests" "${plugins[@]}" "${@:4}"
+  # The bundled plugins and the files their runs name (softverbs), by path:
+  # Ninja builds a file of the build tree by its name.
+  mapfile -t bundled < <(bundled_plugins "$dir")
+  for line in "${bundled[@]}"; do
+    read -ra entry <<<"$line"
+    for file in "${entry[1]}" "${entry[@]:3}"; do files+=("${file#*=}"); done
+  done
+  cmake --build "$dir" -j "$(nproc)" --target "ncclnet_${label}_tests" "${files[@]#"$dir"/}" "${@:4}"
 }
 
 run_tests() {  # BUILD_DIR LABEL
@@ -60,23 +69,24 @@ asan() {
   step "ASan + UBSan unit tests"
   run_tests "$dir" asan || status=1
   step "ASan + UBSan conformance, one run per plugin (the ABI version NCCL picks)"
-  local conformance=$dir/conformance/ncclnet-conformance profiles=$root/conformance/profiles
+  local conformance=$dir/conformance/ncclnet-conformance line entry vars bundled=()
   local one=(--abi v12 --no-progress)
-  env NCCL_SOCKET_IFNAME=lo "$conformance" --profile "$profiles/sdk-socket.yaml" "${one[@]}" \
-    --plugin "$dir/plugins/socket/libnccl-net-sdk-socket.so" || status=1
-  # libfabric 1.17 keeps about 62 bytes in 3 allocations in globals it never
-  # frees; once the plugin, and with it libfabric, is unloaded, LeakSanitizer
-  # counts them as leaks without frames (docs/fuzzing.md, "Sanitizers").
-  # Loaded from the start, libfabric stays, and so do they; the plugin is
-  # still unloaded and reloaded, so a leak of ours would be reported.
-  local resident
-  resident="$(c++ -print-file-name=libasan.so):$(ldconfig -p | awk '/libfabric\.so\.1 /{print $NF; exit}')"
-  env LD_PRELOAD="$resident" FI_PROVIDER="tcp;ofi_rxm" FI_TCP_IFACE=lo NCCLNET_OFI_DOMAINS=lo \
-    "$conformance" --profile "$profiles/sdk-ofi.yaml" "${one[@]}" \
-    --plugin "$dir/plugins/ofi/libnccl-net-sdk-ofi.so" || status=1
-  env NCCL_IBVERBS_LIB="$dir/sdk/testing/devices/softverbs/libsoftverbs.so" "$conformance" \
-    --profile "$profiles/sdk-ib-softverbs.yaml" "${one[@]}" \
-    --plugin "$dir/plugins/ib/libnccl-net-sdk-ib.so" || status=1
+  mapfile -t bundled < <(bundled_plugins "$dir")
+  for line in "${bundled[@]}"; do
+    read -ra entry <<<"$line"
+    vars=("${entry[@]:3}")
+    # libfabric 1.17 keeps about 62 bytes in 3 allocations in globals it never
+    # frees; once the plugin, and with it libfabric, is unloaded, LeakSanitizer
+    # counts them as leaks without frames (docs/fuzzing.md, "Sanitizers").
+    # Loaded from the start, libfabric stays, and so do they; the plugin is
+    # still unloaded and reloaded, so a leak of ours would be reported.
+    if [ "${entry[0]}" = sdk-ofi ]; then
+      vars+=("LD_PRELOAD=$(c++ -print-file-name=libasan.so):$(ldconfig -p |
+        awk '/libfabric\.so\.1 /{print $NF; exit}')")
+    fi
+    env "${vars[@]}" "$conformance" --profile "${entry[2]}" "${one[@]}" --plugin "${entry[1]}" ||
+      status=1
+  done
   unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
   collect "$reports" "ASan + UBSan"
 }

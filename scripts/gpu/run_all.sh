@@ -74,6 +74,12 @@ if [ ! -e /usr/bin/cmake ] && command -v cmake >/dev/null && [ -w /usr/bin ]; th
   ln -s "$(command -v cmake)" /usr/bin/cmake
 fi
 build=$stage
+# shellcheck source=scripts/bundled.sh
+. "$root/scripts/bundled.sh"
+mapfile -t bundled < <(bundled_plugins "$build")
+# sdk-socket's UNPACK mode, certified here only: the CUDA kernels (NCCL's
+# own in real jobs) copy its bounce pages into place.
+unpack="sdk-socket-unpack $build/plugins/socket/libnccl-net-sdk-socket.so $root/conformance/profiles/sdk-socket-unpack.yaml"
 export LD_LIBRARY_PATH="$stage/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 softverbs=$build/sdk/testing/devices/softverbs/libsoftverbs.so
 # The NCCL that nccl-driver runs: PyTorch's wheel (the newest here) unless
@@ -109,7 +115,7 @@ fi
 if want transport; then
   note "== GPU conformance catalogue (--device cuda)"
   conformance=$build/conformance/ncclnet-conformance
-  certify() {  # NAME PLUGIN PROFILE [VAR=VALUE ...]
+  certify() {  # NAME PLUGIN PROFILE_FILE [VAR=VALUE ...]
     local name=$1 plugin=$2 profile=$3
     shift 3
     if [ ! -e "$plugin" ]; then
@@ -118,21 +124,17 @@ if want transport; then
     fi
     local json=$OUT/conformance-$name.json
     rm -f "$json"
-    timeout 500 env "$@" "$conformance" --plugin "$plugin" --profile "$root/conformance/profiles/$profile" \
+    timeout 500 env "$@" "$conformance" --plugin "$plugin" --profile "$profile" \
       --abi v11 --device cuda --gtest_filter='*/Transport.*:*/GpuMemory.*' --json "$json" \
       >"$OUT/conformance-$name.log" 2>&1 || status=1
     # The suite's own result line, what did not pass and the counters (a
     # run cut short wrote no report, which --summary says).
     "$conformance" --summary --verbose "$json" 2>&1 | tee -a "$summary"
   }
-  certify sdk-socket "$build/plugins/socket/libnccl-net-sdk-socket.so" sdk-socket.yaml \
-    NCCL_SOCKET_IFNAME=lo
-  # UNPACK mode: the CUDA kernels copy bounce pages into place.
-  certify sdk-socket-unpack "$build/plugins/socket/libnccl-net-sdk-socket.so" \
-    sdk-socket-unpack.yaml
-  certify sdk-ofi "$build/plugins/ofi/libnccl-net-sdk-ofi.so" sdk-ofi.yaml
-  certify sdk-ib "$build/plugins/ib/libnccl-net-sdk-ib.so" sdk-ib-softverbs.yaml \
-    NCCL_IBVERBS_LIB="$softverbs"
+  for line in "${bundled[@]}" "$unpack"; do
+    read -ra entry <<<"$line"
+    certify "${entry[@]}"
+  done
   note "== reference transport CUDA tests"
   if OUT=$OUT/cuda_transport "$here/cuda_transport.sh" "$build" >"$OUT/cuda_transport.txt" 2>&1; then
     note "cuda transport: ok"
@@ -171,13 +173,12 @@ if want check; then
       status=1
     fi
   }
-  checked sdk-socket-cuda "$build/plugins/socket/libnccl-net-sdk-socket.so" cuda NCCL_SOCKET_IFNAME=lo
-  checked sdk-socket-unpack-cuda "$build/plugins/socket/libnccl-net-sdk-socket.so" cuda \
-    NCCL_SOCKET_IFNAME=lo NCCLNET_SOCKET_UNPACK=1
-  checked sdk-ofi-cuda "$build/plugins/ofi/libnccl-net-sdk-ofi.so" cuda \
-    FI_PROVIDER="tcp;ofi_rxm" FI_TCP_IFACE=lo NCCLNET_OFI_DOMAINS=lo
-  checked sdk-ib-cuda "$build/plugins/ib/libnccl-net-sdk-ib.so" cuda NCCL_IBVERBS_LIB="$softverbs" \
-    NCCL_IB_TIMEOUT=14
+  # Each plugin under the env of the profile it is certified with.
+  for line in "${bundled[@]}" "$unpack"; do
+    read -ra entry <<<"$line"
+    mapfile -t profile_env < <("$conformance" --profile "${entry[2]}" --print-env)
+    checked "${entry[0]}-cuda" "${entry[1]}" cuda "${profile_env[@]}" "${entry[@]:3}"
+  done
   aws=$stage/interop/aws-ofi-nccl/lib/libnccl-net-ofi.so
   aws_env=(FI_PROVIDER="tcp;ofi_rxm" FI_TCP_IFACE=lo OFI_NCCL_EXCLUDE_TCP_IF=docker0)
   checked aws-ofi-nccl-cpu "$aws" cpu "${aws_env[@]}"
@@ -243,7 +244,7 @@ fi
 
 if want e2e; then
   note "== Nccl tier: real NCCL jobs over each plugin, checker around it"
-  tier() {  # NAME PLUGIN PROFILE_PATH [VAR=VALUE ...]
+  tier() {  # NAME PLUGIN PROFILE_FILE [VAR=VALUE ...]
     local name=$1 plugin=$2 profile=$3
     shift 3
     if [ ! -e "$plugin" ]; then
@@ -263,17 +264,15 @@ for s in json.load(open(sys.argv[1]))["scenarios"]:
     print("   %-7s %-24s %5.1f s  %s" % (s["verdict"], s["scenario"], s.get("seconds", 0), text[:220]))
 PY
   }
-  profiles=$root/conformance/profiles
-  for p in ${E2E_PLUGINS:-sdk-socket sdk-ofi sdk-ib aws-ofi-nccl}; do
+  for p in ${E2E_PLUGINS:-$(printf '%s\n' "${bundled[@]}" | cut -d' ' -f1) aws-ofi-nccl}; do
     case $p in
-      sdk-socket) tier sdk-socket "$build/plugins/socket/libnccl-net-sdk-socket.so" \
-        "$profiles/sdk-socket.yaml" ;;
-      sdk-ofi) tier sdk-ofi "$build/plugins/ofi/libnccl-net-sdk-ofi.so" "$profiles/sdk-ofi.yaml" ;;
-      sdk-ib) tier sdk-ib "$build/plugins/ib/libnccl-net-sdk-ib.so" "$profiles/sdk-ib-softverbs.yaml" \
-        NCCL_IBVERBS_LIB="$softverbs" ;;
       # From scripts/interop/build.sh; same provider as sdk-ofi.
       aws-ofi-nccl) tier aws-ofi-nccl "$stage/interop/aws-ofi-nccl/lib/libnccl-net-ofi.so" \
         "$root/scripts/interop/aws-ofi-nccl.yaml" FI_PROVIDER="tcp;ofi_rxm" OFI_NCCL_PROTOCOL=SENDRECV ;;
+      *) for line in "${bundled[@]}"; do
+           read -ra entry <<<"$line"
+           if [ "${entry[0]}" = "$p" ]; then tier "${entry[@]}"; fi
+         done ;;
     esac
   done
 fi
