@@ -59,20 +59,8 @@ status=0
 note() { echo "$*" | tee -a "$summary"; }
 want() { [[ " $PARTS " == *" $1 "* ]]; }
 
-# ctest files and test binaries name the trees by the absolute paths they
-# were built at: make those paths lead here.
-built_at=$(cat "$stage/.built-at" 2>/dev/null || true)
-source_at=$(cat "$stage/.source-at" 2>/dev/null || true)
-if [ -n "$source_at" ] && [ ! -e "$source_at" ]; then
-  mkdir -p "$(dirname "$source_at")" && ln -s "$root" "$source_at"
-fi
-if [ -n "$built_at" ] && [ ! -e "$built_at" ]; then
-  mkdir -p "$(dirname "$built_at")" && ln -s "$stage" "$built_at"
-fi
-# Tests that run `cmake -P` name the cmake they were configured with.
-if [ ! -e /usr/bin/cmake ] && command -v cmake >/dev/null && [ -w /usr/bin ]; then
-  ln -s "$(command -v cmake)" /usr/bin/cmake
-fi
+# The stage's ctest files name the trees where they lie here.
+"$here/relocate.sh" "$stage" || status=1
 build=$stage
 # shellcheck source=scripts/bundled.sh
 . "$root/scripts/bundled.sh"
@@ -97,8 +85,8 @@ NCCL_LIB=${NCCL_LIB:-$(python3 -c 'import nvidia.nccl; print(list(nvidia.nccl.__
 
 if want tests; then
   note "== GPU unit tests"
-  if [ -n "$built_at" ] && [ -e "$built_at/CTestTestfile.cmake" ]; then
-    if NCCLNET_REQUIRE_GPU=1 timeout 500 ctest --test-dir "$built_at" --output-on-failure -L gpu \
+  if [ -e "$stage/CTestTestfile.cmake" ]; then
+    if NCCLNET_REQUIRE_GPU=1 timeout 500 ctest --test-dir "$stage" --output-on-failure -L gpu \
         >"$OUT/gpu_ctest.log" 2>&1; then
       note "gpu ctest: ok ($(grep -Eo '[0-9]+% tests passed.*' "$OUT/gpu_ctest.log" | tail -1))"
     else
@@ -107,7 +95,7 @@ if want tests; then
       status=1
     fi
   else
-    note "gpu ctest: the stage has no ctest files ($built_at)"
+    note "gpu ctest: the stage has no ctest files ($stage)"
     status=1
   fi
 fi
