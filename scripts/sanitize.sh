@@ -15,45 +15,30 @@ parts=("$@")
 [ ${#parts[@]} -gt 0 ] || parts=(asan tsan)
 status=0
 
-# Unit test executables: every test ctest runs from them is selected.
-asan_tests=(sdk_unit_tests sdk_host_tests rt_unit_tests rt_inprocess_tests
-            sdk_socket_unit_tests sdk_socket_loopback_tests
-            sdk_ofi_unit_tests sdk_ofi_transfer_tests
-            softverbs_tests sdk_ib_unit_tests sdk_ib_plugin_tests)
-# The plugins' tests that run threads (helper threads, progress, softverbs'
-# device threads) against each other.
-tsan_tests=(sdk_socket_unit_tests sdk_socket_loopback_tests sdk_ofi_transfer_tests
-            softverbs_tests sdk_ib_plugin_tests)
-plugins=(sdk_socket_plugin sdk_ofi_plugin sdk_ib_plugin softverbs)
+# The tests each sanitizer runs carry its label, asan or tsan (ctest -L),
+# and the target ncclnet_<label>_tests builds them
+# (cmake/NcclnetTestLabels.cmake). The bundled plugins, built for their
+# threaded tests and run once each under ASan, are bundled.txt's.
+# shellcheck source=scripts/bundled.sh
+. "$root/scripts/bundled.sh"
 
 step() { printf '\n=== sanitize: %s (%s)\n' "$1" "$(date +%T)"; }
 
-build() {  # BUILD_DIR CMAKE_OPTION TARGETS...
-  local dir=$1 option=$2
-  shift 2
+build() {  # BUILD_DIR CMAKE_OPTION LABEL
+  local dir=$1 option=$2 label=$3 line entry file files=() bundled=()
   cmake -S "$root" -B "$dir" -G Ninja -DNCCLNET_WITH_CUDA_KERNELS=OFF "$option" >/dev/null
-  cmake --build "$dir" -j "$(nproc)" --target "$@"
+  # The bundled plugins and the files their runs name (softverbs), by path:
+  # Ninja builds a file of the build tree by its name.
+  mapfile -t bundled < <(bundled_plugins "$dir")
+  for line in "${bundled[@]}"; do
+    read -ra entry <<<"$line"
+    for file in "${entry[1]}" "${entry[@]:3}"; do files+=("${file#*=}"); done
+  done
+  cmake --build "$dir" -j "$(nproc)" --target "ncclnet_${label}_tests" "${files[@]#"$dir"/}" "${@:4}"
 }
 
-# ctest's -I list of the tests whose command is one of the given executables.
-selection() {  # BUILD_DIR EXECUTABLES...
-  ctest --test-dir "$1" --show-only=json-v1 | python3 -c '
-import json, os, sys
-wanted = set(sys.argv[1:])
-tests = json.load(sys.stdin)["tests"]
-picked = [str(i + 1) for i, t in enumerate(tests)
-          if t.get("command") and os.path.basename(t["command"][0]) in wanted]
-print("0,0,0," + ",".join(picked) if picked else "")' "${@:2}"
-}
-
-run_tests() {  # BUILD_DIR EXECUTABLES...
-  local list
-  list=$(selection "$@")
-  if [ -z "$list" ]; then
-    echo "sanitize: no tests found for $*" >&2
-    return 1
-  fi
-  ctest --test-dir "$1" -I "$list" --output-on-failure -j "$(nproc)" --timeout 900
+run_tests() {  # BUILD_DIR LABEL
+  ctest --test-dir "$1" -L "$2" --no-tests=error --output-on-failure -j "$(nproc)" --timeout 900
 }
 
 # Reports go to files; a test that passes with a report still fails the job.
@@ -76,31 +61,32 @@ asan() {
   local dir=${ASAN_BUILD_DIR:-$root/build-asan}
   local reports=$dir/sanitizer-reports
   step "ASan + UBSan build"
-  build "$dir" -DNCCLNET_SANITIZE_ADDRESS=ON "${asan_tests[@]}" "${plugins[@]}" ncclnet-conformance
+  build "$dir" -DNCCLNET_SANITIZE_ADDRESS=ON asan ncclnet-conformance
   rm -rf "$reports" && mkdir -p "$reports"
   export ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1:detect_stack_use_after_return=1"
   export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1"
   export LSAN_OPTIONS="suppressions=$root/scripts/sanitizers/lsan.supp:print_suppressions=0"
   step "ASan + UBSan unit tests"
-  run_tests "$dir" "${asan_tests[@]}" || status=1
+  run_tests "$dir" asan || status=1
   step "ASan + UBSan conformance, one run per plugin (the ABI version NCCL picks)"
-  local conformance=$dir/conformance/ncclnet-conformance profiles=$root/conformance/profiles
+  local conformance=$dir/conformance/ncclnet-conformance line entry vars bundled=()
   local one=(--abi v12 --no-progress)
-  env NCCL_SOCKET_IFNAME=lo "$conformance" --profile "$profiles/sdk-socket.yaml" "${one[@]}" \
-    --plugin "$dir/plugins/socket/libnccl-net-sdk-socket.so" || status=1
-  # libfabric 1.17 keeps about 62 bytes in 3 allocations in globals it never
-  # frees; once the plugin, and with it libfabric, is unloaded, LeakSanitizer
-  # counts them as leaks without frames (docs/fuzzing.md, "Sanitizers").
-  # Loaded from the start, libfabric stays, and so do they; the plugin is
-  # still unloaded and reloaded, so a leak of ours would be reported.
-  local resident
-  resident="$(c++ -print-file-name=libasan.so):$(ldconfig -p | awk '/libfabric\.so\.1 /{print $NF; exit}')"
-  env LD_PRELOAD="$resident" FI_PROVIDER="tcp;ofi_rxm" FI_TCP_IFACE=lo NCCLNET_OFI_DOMAINS=lo \
-    "$conformance" --profile "$profiles/sdk-ofi.yaml" "${one[@]}" \
-    --plugin "$dir/plugins/ofi/libnccl-net-sdk-ofi.so" || status=1
-  env NCCL_IBVERBS_LIB="$dir/sdk/testing/devices/softverbs/libsoftverbs.so" "$conformance" \
-    --profile "$profiles/sdk-ib-softverbs.yaml" "${one[@]}" \
-    --plugin "$dir/plugins/ib/libnccl-net-sdk-ib.so" || status=1
+  mapfile -t bundled < <(bundled_plugins "$dir")
+  for line in "${bundled[@]}"; do
+    read -ra entry <<<"$line"
+    vars=("${entry[@]:3}")
+    # libfabric 1.17 keeps about 62 bytes in 3 allocations in globals it never
+    # frees; once the plugin, and with it libfabric, is unloaded, LeakSanitizer
+    # counts them as leaks without frames (docs/fuzzing.md, "Sanitizers").
+    # Loaded from the start, libfabric stays, and so do they; the plugin is
+    # still unloaded and reloaded, so a leak of ours would be reported.
+    if [ "${entry[0]}" = sdk-ofi ]; then
+      vars+=("LD_PRELOAD=$(c++ -print-file-name=libasan.so):$(ldconfig -p |
+        awk '/libfabric\.so\.1 /{print $NF; exit}')")
+    fi
+    env "${vars[@]}" "$conformance" --profile "${entry[2]}" "${one[@]}" --plugin "${entry[1]}" ||
+      status=1
+  done
   unset ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
   collect "$reports" "ASan + UBSan"
 }
@@ -109,11 +95,11 @@ tsan() {
   local dir=${TSAN_BUILD_DIR:-$root/build-tsan}
   local reports=$dir/sanitizer-reports
   step "TSan build"
-  build "$dir" -DNCCLNET_SANITIZE_THREAD=ON "${tsan_tests[@]}" "${plugins[@]}"
+  build "$dir" -DNCCLNET_SANITIZE_THREAD=ON tsan
   rm -rf "$reports" && mkdir -p "$reports"
   export TSAN_OPTIONS="log_path=$reports/tsan:second_deadlock_stack=1:suppressions=$root/scripts/sanitizers/tsan.supp"
   step "TSan threaded tests"
-  run_tests "$dir" "${tsan_tests[@]}" || status=1
+  run_tests "$dir" tsan || status=1
   unset TSAN_OPTIONS
   collect "$reports" "TSan"
 }

@@ -23,6 +23,7 @@
 #include "report/provenance.hpp"
 #include "report/report.hpp"
 #include "report/sha256.hpp"
+#include "report/summary.hpp"
 #include "scenario/registry.hpp"
 #include "suite.hpp"
 
@@ -133,6 +134,23 @@ int run(int argc, char** argv) {
       return 0;
     }
   }
+  if (argc > 1 && std::string(argv[1]) == "--summary") {
+    std::vector<std::string> reports;
+    bool verbose = false;
+    for (int i = 2; i < argc; i++) {
+      std::string arg = argv[i];
+      if (arg == "--verbose")
+        verbose = true;
+      else
+        reports.push_back(arg);
+    }
+    if (reports.empty()) {
+      std::fprintf(stderr, "ncclnet-conformance: --summary needs a JSON report or more\n%s",
+                   usage());
+      return 2;
+    }
+    return printReportSummaries(reports, verbose);
+  }
   const std::vector<std::string> commandLine(argv, argv + argc);  // before gtest takes its flags
   testing::InitGoogleTest(&argc, argv);
   GTEST_FLAG_SET(filter, qualifyFilter(GTEST_FLAG_GET(filter)));
@@ -170,6 +188,13 @@ int run(int argc, char** argv) {
     }
     profile.replayDir = *opt.replayDir;
     profile.replayRanks = static_cast<int>(plan.ranks.size());
+  }
+  if (opt.printEnv) {
+    // For the jobs that run the plugin outside the suite (inside NCCL, or
+    // wrapped by ncclnet-check) under the environment it is certified with.
+    for (const auto& [name, value] : profile.env)
+      std::printf("%s=%s\n", name.c_str(), value.c_str());
+    return 0;
   }
   for (const auto& [name, value] : profile.env) setenv(name.c_str(), value.c_str(), 1);
   const char* envPlugin = std::getenv("NCCL_NET_PLUGIN");

@@ -148,6 +148,10 @@ const char* usage() {
       "                       rank per file) against the plugin: Replay.Recorded, nothing else\n"
       "  --list               print the catalogue and exit     --verbose   one line per test\n"
       "  --list-rules         print the rules (docs/contract.md) and exit\n"
+      "  --print-env          print the profile's env (NAME=VALUE lines) and exit\n"
+      "  --summary [--verbose] REPORT.json...\n"
+      "                       print each JSON report's result line (verbose: and what did\n"
+      "                       not pass, and the counters); exit 1 if one failed\n"
       "  --rank R --size N --rendezvous HOST:PORT\n"
       "                       multi-node placement (default: $OMPI_COMM_WORLD_RANK/SIZE,\n"
       "                       $SLURM_PROCID/$SLURM_NTASKS, $NCCLNET_CONFORMANCE_RENDEZVOUS)\n"
@@ -219,6 +223,8 @@ bool parseOptions(int argc, char** argv, Options* out, std::string* error) {
       o.list = true;
     else if (arg == "--list-rules")
       o.listRules = true;
+    else if (arg == "--print-env")
+      o.printEnv = true;
     else if (arg == "--verbose")
       o.verbose = true;
     else if (arg == "--no-progress")

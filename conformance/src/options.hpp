@@ -23,6 +23,7 @@ struct Options {
   bool strict = false;                     // --strict
   bool list = false;                       // --list
   bool listRules = false;                  // --list-rules
+  bool printEnv = false;                   // --print-env
   bool verbose = false;                    // --verbose
   bool version = false;                    // --version
   bool noProgress = false;                 // --no-progress (also when $CI is set)

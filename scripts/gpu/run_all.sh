@@ -6,9 +6,10 @@
 #   scripts/gpu/run_all.sh STAGE_DIR
 #
 # PARTS picks what runs (default "tests transport nccl compare"):
-#   tests      the GPU unit tests (CUDA driver loader, softverbs and sdk-ib on
-#              GPU memory, the reference transport's CUDA device peer), with
-#              NCCLNET_REQUIRE_GPU=1 so that nothing skips for want of a GPU
+#   tests      the GPU unit tests (ctest -L gpu: CUDA driver loader, softverbs
+#              and sdk-ib on GPU memory, the reference transport's CUDA device
+#              peer), with NCCLNET_REQUIRE_GPU=1 so that nothing skips for want
+#              of a GPU
 #   transport  ncclnet-conformance's GPU catalogue for every plugin: the
 #              Transport scenarios with --device cuda (host bounce for all,
 #              GPU memory where the plugin advertises NCCL_PTR_CUDA) and the
@@ -60,21 +61,15 @@ status=0
 note() { echo "$*" | tee -a "$summary"; }
 want() { [[ " $PARTS " == *" $1 "* ]]; }
 
-# ctest files and test binaries name the trees by the absolute paths they
-# were built at: make those paths lead here.
-built_at=$(cat "$stage/.built-at" 2>/dev/null || true)
-source_at=$(cat "$stage/.source-at" 2>/dev/null || true)
-if [ -n "$source_at" ] && [ ! -e "$source_at" ]; then
-  mkdir -p "$(dirname "$source_at")" && ln -s "$root" "$source_at"
-fi
-if [ -n "$built_at" ] && [ ! -e "$built_at" ]; then
-  mkdir -p "$(dirname "$built_at")" && ln -s "$stage" "$built_at"
-fi
-# Tests that run `cmake -P` name the cmake they were configured with.
-if [ ! -e /usr/bin/cmake ] && command -v cmake >/dev/null && [ -w /usr/bin ]; then
-  ln -s "$(command -v cmake)" /usr/bin/cmake
-fi
+# The stage's ctest files name the trees where they lie here.
+"$here/relocate.sh" "$stage" || status=1
 build=$stage
+# shellcheck source=scripts/bundled.sh
+. "$root/scripts/bundled.sh"
+mapfile -t bundled < <(bundled_plugins "$build")
+# sdk-socket's UNPACK mode, certified here only: the CUDA kernels (NCCL's
+# own in real jobs) copy its bounce pages into place.
+unpack="sdk-socket-unpack $build/plugins/socket/libnccl-net-sdk-socket.so $root/conformance/profiles/sdk-socket-unpack.yaml"
 export LD_LIBRARY_PATH="$stage/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 softverbs=$build/sdk/testing/devices/softverbs/libsoftverbs.so
 # The NCCL that nccl-driver runs: PyTorch's wheel (the newest here) unless
@@ -92,9 +87,8 @@ NCCL_LIB=${NCCL_LIB:-$(python3 -c 'import nvidia.nccl; print(list(nvidia.nccl.__
 
 if want tests; then
   note "== GPU unit tests"
-  if [ -n "$built_at" ] && [ -e "$built_at/CTestTestfile.cmake" ]; then
-    if NCCLNET_REQUIRE_GPU=1 timeout 500 ctest --test-dir "$built_at" --output-on-failure -E on_cpu_stand_in \
-        -R 'CudaDriver|CudaDevice|cuda_driver_on|UnpackMapped|CudaPeer/|GpuTest|GpuProbe|GpuRule|IbDevices|softverbs_gpu|sdk_ib_gpu|conformance_sdk_ib_softverbs_gpu_memory|Cuda[A-Za-z]*\.|DmaBuf' \
+  if [ -e "$stage/CTestTestfile.cmake" ]; then
+    if NCCLNET_REQUIRE_GPU=1 timeout 500 ctest --test-dir "$stage" --output-on-failure -L gpu \
         >"$OUT/gpu_ctest.log" 2>&1; then
       note "gpu ctest: ok ($(grep -Eo '[0-9]+% tests passed.*' "$OUT/gpu_ctest.log" | tail -1))"
     else
@@ -103,7 +97,7 @@ if want tests; then
       status=1
     fi
   else
-    note "gpu ctest: the stage has no ctest files ($built_at)"
+    note "gpu ctest: the stage has no ctest files ($stage)"
     status=1
   fi
 fi
@@ -111,7 +105,7 @@ fi
 if want transport; then
   note "== GPU conformance catalogue (--device cuda)"
   conformance=$build/conformance/ncclnet-conformance
-  certify() {  # NAME PLUGIN PROFILE [VAR=VALUE ...]
+  certify() {  # NAME PLUGIN PROFILE_FILE [VAR=VALUE ...]
     local name=$1 plugin=$2 profile=$3
     shift 3
     if [ ! -e "$plugin" ]; then
@@ -119,32 +113,18 @@ if want transport; then
       return
     fi
     local json=$OUT/conformance-$name.json
-    if timeout 500 env "$@" "$conformance" --plugin "$plugin" --profile "$root/conformance/profiles/$profile" \
-        --abi v11 --device cuda --gtest_filter='*/Transport.*:*/GpuMemory.*' --json "$json" \
-        >"$OUT/conformance-$name.log" 2>&1; then
-      note "$name: $(grep -E "^(PASS|FAIL)" "$OUT/conformance-$name.log" | tail -1)"
-    else
-      note "$name: FAILED: $(grep -E "^(PASS|FAIL)" "$OUT/conformance-$name.log" | tail -1)"
-      grep -E "^(FAIL|     )" "$OUT/conformance-$name.log" | head -10 >>"$summary"
-      status=1
-    fi
-    python3 - "$json" <<'PY' >>"$summary" 2>&1 || true
-import json, sys
-r = json.load(open(sys.argv[1]))
-for s in r["scenarios"]:
-    if s["verdict"] != "pass":
-        print("   %-7s %-40s %s" % (s["verdict"], s["scenario"], s.get("reason", "")[:140]))
-print("   counters:", r["summary"].get("counters", {}))
-PY
+    rm -f "$json"
+    timeout 500 env "$@" "$conformance" --plugin "$plugin" --profile "$profile" \
+      --abi v11 --device cuda --gtest_filter='*/Transport.*:*/GpuMemory.*' --json "$json" \
+      >"$OUT/conformance-$name.log" 2>&1 || status=1
+    # The suite's own result line, what did not pass and the counters (a
+    # run cut short wrote no report, which --summary says).
+    "$conformance" --summary --verbose "$json" 2>&1 | tee -a "$summary"
   }
-  certify sdk-socket "$build/plugins/socket/libnccl-net-sdk-socket.so" sdk-socket.yaml \
-    NCCL_SOCKET_IFNAME=lo
-  # UNPACK mode: the CUDA kernels copy bounce pages into place.
-  certify sdk-socket-unpack "$build/plugins/socket/libnccl-net-sdk-socket.so" \
-    sdk-socket-unpack.yaml
-  certify sdk-ofi "$build/plugins/ofi/libnccl-net-sdk-ofi.so" sdk-ofi.yaml
-  certify sdk-ib "$build/plugins/ib/libnccl-net-sdk-ib.so" sdk-ib-softverbs.yaml \
-    NCCL_IBVERBS_LIB="$softverbs"
+  for line in "${bundled[@]}" "$unpack"; do
+    read -ra entry <<<"$line"
+    certify "${entry[@]}"
+  done
   note "== reference transport CUDA tests"
   if OUT=$OUT/cuda_transport "$here/cuda_transport.sh" "$build" >"$OUT/cuda_transport.txt" 2>&1; then
     note "cuda transport: ok"
@@ -183,13 +163,12 @@ if want check; then
       status=1
     fi
   }
-  checked sdk-socket-cuda "$build/plugins/socket/libnccl-net-sdk-socket.so" cuda NCCL_SOCKET_IFNAME=lo
-  checked sdk-socket-unpack-cuda "$build/plugins/socket/libnccl-net-sdk-socket.so" cuda \
-    NCCL_SOCKET_IFNAME=lo NCCLNET_SOCKET_UNPACK=1
-  checked sdk-ofi-cuda "$build/plugins/ofi/libnccl-net-sdk-ofi.so" cuda \
-    FI_PROVIDER="tcp;ofi_rxm" FI_TCP_IFACE=lo NCCLNET_OFI_DOMAINS=lo
-  checked sdk-ib-cuda "$build/plugins/ib/libnccl-net-sdk-ib.so" cuda NCCL_IBVERBS_LIB="$softverbs" \
-    NCCL_IB_TIMEOUT=14
+  # Each plugin under the env of the profile it is certified with.
+  for line in "${bundled[@]}" "$unpack"; do
+    read -ra entry <<<"$line"
+    mapfile -t profile_env < <("$conformance" --profile "${entry[2]}" --print-env)
+    checked "${entry[0]}-cuda" "${entry[1]}" cuda "${profile_env[@]}" "${entry[@]:3}"
+  done
   aws=$stage/interop/aws-ofi-nccl/lib/libnccl-net-ofi.so
   aws_env=(FI_PROVIDER="tcp;ofi_rxm" FI_TCP_IFACE=lo OFI_NCCL_EXCLUDE_TCP_IF=docker0)
   checked aws-ofi-nccl-cpu "$aws" cpu "${aws_env[@]}"
@@ -255,7 +234,7 @@ fi
 
 if want e2e; then
   note "== Nccl tier: real NCCL jobs over each plugin, checker around it"
-  tier() {  # NAME PLUGIN PROFILE_PATH [VAR=VALUE ...]
+  tier() {  # NAME PLUGIN PROFILE_FILE [VAR=VALUE ...]
     local name=$1 plugin=$2 profile=$3
     shift 3
     if [ ! -e "$plugin" ]; then
@@ -275,17 +254,15 @@ for s in json.load(open(sys.argv[1]))["scenarios"]:
     print("   %-7s %-24s %5.1f s  %s" % (s["verdict"], s["scenario"], s.get("seconds", 0), text[:220]))
 PY
   }
-  profiles=$root/conformance/profiles
-  for p in ${E2E_PLUGINS:-sdk-socket sdk-ofi sdk-ib aws-ofi-nccl}; do
+  for p in ${E2E_PLUGINS:-$(printf '%s\n' "${bundled[@]}" | cut -d' ' -f1) aws-ofi-nccl}; do
     case $p in
-      sdk-socket) tier sdk-socket "$build/plugins/socket/libnccl-net-sdk-socket.so" \
-        "$profiles/sdk-socket.yaml" ;;
-      sdk-ofi) tier sdk-ofi "$build/plugins/ofi/libnccl-net-sdk-ofi.so" "$profiles/sdk-ofi.yaml" ;;
-      sdk-ib) tier sdk-ib "$build/plugins/ib/libnccl-net-sdk-ib.so" "$profiles/sdk-ib-softverbs.yaml" \
-        NCCL_IBVERBS_LIB="$softverbs" ;;
       # From scripts/interop/build.sh; same provider as sdk-ofi.
       aws-ofi-nccl) tier aws-ofi-nccl "$stage/interop/aws-ofi-nccl/lib/libnccl-net-ofi.so" \
         "$root/scripts/interop/aws-ofi-nccl.yaml" FI_PROVIDER="tcp;ofi_rxm" OFI_NCCL_PROTOCOL=SENDRECV ;;
+      *) for line in "${bundled[@]}"; do
+           read -ra entry <<<"$line"
+           if [ "${entry[0]}" = "$p" ]; then tier "${entry[@]}"; fi
+         done ;;
     esac
   done
 fi
@@ -352,8 +329,7 @@ for path in sorted(glob.glob(os.path.join(out, "conformance-*.json"))):
     name = os.path.basename(path)[len("conformance-"):-len(".json")]
     report["conformance"][name] = {
         "result": r["result"],
-        "counts": {v: sum(1 for s in r["scenarios"] if s["verdict"] == v)
-                   for v in ("pass", "fail", "notrun")},
+        "counts": {v: r["summary"][v] for v in ("pass", "fail", "notrun")},
         "counters": r["summary"].get("counters", {}),
         "notrun": {s["scenario"]: s.get("reason", "") for s in r["scenarios"] if s["verdict"] == "notrun"},
     }

@@ -4,8 +4,9 @@
 # every executable, plugin and ctest file, debug info stripped, objects and
 # static libraries left out (about 20 MiB). The GPU machine then needs no
 # compiler and no -dev packages (libfabric and rdma-core headers are only
-# here), and ctest works there once the tree is reachable at the paths it
-# was built at (run_all.sh arranges that):
+# here). The stage may be copied anywhere, with this source tree:
+# scripts/gpu/relocate.sh (which run_all.sh runs first) points its ctest
+# files at where both lie then.
 #
 #   scripts/gpu/stage.sh [BUILD_DIR] [STAGE_DIR]     (default build, .gpu-stage)
 #   then on the GPU machine: scripts/gpu/run_all.sh STAGE_DIR
@@ -16,9 +17,11 @@ stage=$(realpath -m "${2:-$root/.gpu-stage}")
 cmake --build "$build"
 rm -rf "$stage"
 mkdir -p "$stage"
-# Where the tree was built: run_all.sh makes the same path lead to it there.
+# The paths the ctest files name, for relocate.sh: the build tree, the
+# source tree and the cmake that runs the `cmake -P` tests.
 echo "$build" >"$stage/.built-at"
 echo "$root" >"$stage/.source-at"
+sed -n 's/^CMAKE_COMMAND:INTERNAL=//p' "$build/CMakeCache.txt" >"$stage/.cmake-at"
 cd "$build"
 find . \( -name CMakeFiles -o -name out_of_tree_work -o -name Testing -o -name .gpu-stage \) -prune -o \
   -type f ! -name '*.o' ! -name '*.a' ! -name '*.ninja' ! -name '.ninja_*' ! -name '*.log' -print |

@@ -39,6 +39,21 @@ void Progress::OnTestEnd(const testing::TestInfo& info) {
   std::fflush(stdout);
 }
 
+std::string resultLine(const Report& report) {
+  std::string strictNote;
+  if (report.strict && report.count(Verdict::Warn) + report.count(Verdict::NotRun) > 0)
+    strictNote = " (--strict: warnings and notrun count as failures)";
+  else if (report.count(Verdict::Warn) > 0)
+    strictNote = " (warnings: SHOULD rules, docs/contract.md; --strict fails them)";
+  char line[256];
+  std::snprintf(line, sizeof(line),
+                "%s: %d pass, %d warn, %d fail, %d notrun, %d excluded in %.1f s",
+                report.passed() ? "PASS" : "FAIL", report.count(Verdict::Pass),
+                report.count(Verdict::Warn), report.count(Verdict::Fail),
+                report.count(Verdict::NotRun), report.count(Verdict::Excluded), report.seconds);
+  return line + strictNote;
+}
+
 void printSummary(const Report& report, const std::string& jsonPath, const std::string& junitPath) {
   std::map<int, std::map<Verdict, int>> byVersion;
   for (const TestResult& r : report.results) byVersion[r.version][r.verdict]++;
@@ -64,16 +79,7 @@ void printSummary(const Report& report, const std::string& jsonPath, const std::
                   r.test.c_str(), r.reason.c_str(), r.rerun.c_str());
     }
   }
-  std::string strictNote;
-  if (report.strict && report.count(Verdict::Warn) + report.count(Verdict::NotRun) > 0)
-    strictNote = " (--strict: warnings and notrun count as failures)";
-  else if (report.count(Verdict::Warn) > 0)
-    strictNote = " (warnings: SHOULD rules, docs/contract.md; --strict fails them)";
-  std::printf("%s: %d pass, %d warn, %d fail, %d notrun, %d excluded in %.1f s%s\n",
-              report.passed() ? "PASS" : "FAIL", report.count(Verdict::Pass),
-              report.count(Verdict::Warn), report.count(Verdict::Fail),
-              report.count(Verdict::NotRun), report.count(Verdict::Excluded), report.seconds,
-              strictNote.c_str());
+  std::printf("%s\n", resultLine(report).c_str());
   if (!jsonPath.empty()) std::printf("JSON report: %s\n", jsonPath.c_str());
   if (!junitPath.empty()) std::printf("JUnit report: %s\n", junitPath.c_str());
 }

@@ -28,6 +28,9 @@ class Progress : public testing::EmptyTestEventListener {
   int failed_ = 0;
 };
 
+// The run's verdict and its counts, one line: "PASS: 120 pass, 2 warn, ...".
+std::string resultLine(const Report& report);
+
 void printSummary(const Report& report, const std::string& jsonPath, const std::string& junitPath);
 
 }  // namespace conformance

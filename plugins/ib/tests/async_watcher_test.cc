@@ -16,6 +16,7 @@
 #include "softverbs/test_hooks.h"
 #include "async_events.hpp"
 #include "ibv_api.hpp"
+#include "test_files.hpp"
 
 namespace ncclnet::ib {
 namespace {
@@ -61,8 +62,9 @@ class AsyncWatcherTest : public ::testing::Test {
       gLines.clear();
     }
     std::string why;
-    ASSERT_TRUE(api_.load(SOFTVERBS_LIBRARY, &why)) << why;
-    lib_ = dlopen(SOFTVERBS_LIBRARY, RTLD_NOW | RTLD_NOLOAD);
+    std::string library = ncclnet::ib::testing::softverbsLibrary();
+    ASSERT_TRUE(api_.load(library, &why)) << why;
+    lib_ = dlopen(library.c_str(), RTLD_NOW | RTLD_NOLOAD);
     ASSERT_NE(lib_, nullptr);
     raise_ =
         reinterpret_cast<softverbs_raise_async_event_fn>(dlsym(lib_, SOFTVERBS_RAISE_ASYNC_EVENT));

@@ -14,6 +14,7 @@
 #include "ncclnet/testing/log_lines.hpp"
 #include "ncclnet/testing/net_polling.hpp"
 #include "ncclnet/testing/scoped_env.hpp"
+#include "test_files.hpp"
 
 namespace ncclnet::ib::testing {
 
@@ -23,7 +24,7 @@ using namespace ::ncclnet::testing;
 // Points the plugin at softverbs and the handshake at loopback (unless the
 // caller set them), so every test runs without RDMA hardware.
 inline void useSoftverbs() {
-  ::setenv("NCCL_IBVERBS_LIB", SOFTVERBS_LIBRARY, 0);
+  ::setenv("NCCL_IBVERBS_LIB", softverbsLibrary().c_str(), 0);
   ::setenv("NCCL_SOCKET_IFNAME", "lo", 0);
 }
 
@@ -37,7 +38,7 @@ class Session : public PluginSession {
  private:
   static SessionOptions optionsFor(int version) {
     useSoftverbs();
-    return {.plugin = SDK_IB_PLUGIN_PATH,
+    return {.plugin = sdkIbPlugin(),
             .netName = "sdk-ib",
             .version = version,
             .loaderCheck = false,

@@ -73,7 +73,7 @@ ncclResult_t transfer(LocalPair& pair, size_t size, uint64_t seed, std::string* 
 }
 
 int raiseAsyncEvent(int type, uint32_t element) {
-  void* lib = dlopen(SOFTVERBS_LIBRARY, RTLD_NOW | RTLD_NOLOAD);
+  void* lib = dlopen(softverbsLibrary().c_str(), RTLD_NOW | RTLD_NOLOAD);
   if (lib == nullptr) return ENOSYS;
   auto raise =
       reinterpret_cast<softverbs_raise_async_event_fn>(dlsym(lib, SOFTVERBS_RAISE_ASYNC_EVENT));

@@ -18,6 +18,7 @@
 #include "ibv_api.hpp"
 #include "mr_cache.hpp"
 #include "ncclnet/cuda_driver.hpp"
+#include "test_files.hpp"
 
 namespace ncclnet::ib {
 namespace {
@@ -93,7 +94,7 @@ class SoftverbsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string why;
-    ASSERT_TRUE(api_.load(SOFTVERBS_LIBRARY, &why)) << why;
+    ASSERT_TRUE(api_.load(ncclnet::ib::testing::softverbsLibrary(), &why)) << why;
     int n = 0;
     ibv_device** list = api_.getDeviceList(&n);
     ASSERT_GE(n, 1);

@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include "built_file.hpp"
+
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/lsan_interface.h>
 #endif
@@ -29,7 +31,8 @@ std::string Peer::open(int version) {
   ::setenv("FI_SOCKETS_IFACE", "lo", 0);
   // No init by the loader: v6..v10 initialise once per process, and the
   // first init decides which logger the plugin keeps (the kit's).
-  session_ = std::make_unique<PluginSession>(SessionOptions{.plugin = SDK_OFI_PLUGIN_PATH,
+  std::string plugin = ncclnet::testing::builtFile(SDK_OFI_PLUGIN_PATH, SDK_OFI_PLUGIN_REL);
+  session_ = std::make_unique<PluginSession>(SessionOptions{.plugin = plugin,
                                                             .netName = "",
                                                             .version = version,
                                                             .loaderCheck = false,

@@ -2,32 +2,16 @@
 // Scenario fixture for in-process runs.
 #include "scenario.hpp"
 
-#include <unistd.h>
+#include "built_file.hpp"
 
 namespace ncclnet::transport::testing {
 
-namespace {
-
-// The plugin where the build put it, else at the same place relative to
-// this executable (a build tree copied elsewhere keeps its layout).
-std::string builtOrBeside(const std::string& built, const std::string& relative) {
-  if (access(built.c_str(), R_OK) == 0) return built;
-  char exe[4096] = {};
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-  if (n <= 0) return built;
-  std::string dir(exe, static_cast<size_t>(n));
-  std::string moved = dir.substr(0, dir.rfind('/')) + "/" + relative;
-  return access(moved.c_str(), R_OK) == 0 ? moved : built;
-}
-
-}  // namespace
-
 std::string testnetPath() {
-  return builtOrBeside(NCCLNET_RT_TESTNET, NCCLNET_RT_TESTNET_REL);
+  return ncclnet::testing::builtFile(NCCLNET_RT_TESTNET, NCCLNET_RT_TESTNET_REL);
 }
 std::string loopnetPath(const std::string& variant) {
   std::string name = "libnccl-net-loopnet" + (variant.empty() ? "" : "-" + variant) + ".so";
-  return builtOrBeside(std::string(NCCLNET_RT_PLUGIN_DIR) + "/" + name, name);
+  return ncclnet::testing::builtFile(std::string(NCCLNET_RT_PLUGIN_DIR) + "/" + name, name);
 }
 
 Scenario::~Scenario() {
