@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # Builds here and mirrors the build tree into one folder for the GPU machine:
 # every executable, plugin and ctest file, debug info stripped, objects and
-# static libraries left out (about 20 MiB). The GPU machine then needs no
+# static libraries left out, and the NCCL subjects the smoke test builds
+# (scripts/interop/nccl_transports/ stages its own under interop/; about
+# 20 MiB). The GPU machine then needs no
 # compiler and no -dev packages (libfabric and rdma-core headers are only
 # here). The stage may be copied anywhere, with this source tree:
 # scripts/gpu/relocate.sh (which run_all.sh runs first) points its ctest
@@ -23,7 +25,7 @@ echo "$build" >"$stage/.built-at"
 echo "$root" >"$stage/.source-at"
 sed -n 's/^CMAKE_COMMAND:INTERNAL=//p' "$build/CMakeCache.txt" >"$stage/.cmake-at"
 cd "$build"
-find . \( -name CMakeFiles -o -name out_of_tree_work -o -name Testing -o -name .gpu-stage \) -prune -o \
+find . \( -name CMakeFiles -o -name out_of_tree_work -o -name Testing -o -name .gpu-stage -o -name nccl-subjects \) -prune -o \
   -type f ! -name '*.o' ! -name '*.a' ! -name '*.ninja' ! -name '.ninja_*' ! -name '*.log' -print |
   while read -r f; do
     mkdir -p "$stage/$(dirname "$f")"
