@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // nccl-net-sdk: the two SDK types in a plugin class's signatures, on both
-// forms of the class (<ncclnet/plugin.hpp> says when each is made and how
-// long it lives).
+// forms of the class. <ncclnet/plugin.hpp> says when each is made and how
+// long it lives.
 #pragma once
 
 #include <cstdint>
@@ -23,8 +23,9 @@ struct InitArgs {
   bool abiHasProfiler = false;
 };
 
-// One per communicator (v11+ init), or one per traffic class when an older
-// NCCL drives the plugin. Owned by the SDK; valid until its finalize.
+// The communicator a listen, connect or setNetAttr is for, as far as the
+// calling version tells: owned by the SDK, and shared by the communicators
+// of one traffic class when an older NCCL drives the plugin.
 struct CommContext {
   uint64_t commId = 0;
   int trafficClass = NCCL_NET_TRAFFIC_CLASS_UNDEF;
