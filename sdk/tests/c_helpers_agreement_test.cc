@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The C helpers (<ncclnet/c/plugin_helpers.h>) agree with the C++ export
-// layer's own conversions (detail/properties.hpp, plugin.hpp) for every ABI
+// layer's own conversions (detail/properties.hpp, detail/exports.hpp) for every ABI
 // version: same result, same reason, same fields.
 #include <gtest/gtest.h>
 

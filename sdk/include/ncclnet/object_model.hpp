@@ -2,11 +2,13 @@
 // nccl-net-sdk: the object model. A plugin written on it deals in its own
 // typed objects; the SDK owns every handle NCCL holds.
 //
-// Declare six types and the members below, then export with the same
+// Declare six types and the members below, then export with
 //
 //   NCCLNET_EXPORT_PLUGIN(MyNet)
 //
-// as a plugin on the void* interface of <ncclnet/plugin.hpp>. The SDK then
+// from <ncclnet/plugin.hpp>, which also says from which threads NCCL calls
+// the members, how long what they get lives, and which error codes mean
+// what. The SDK then
 //  - keeps every comm, registration, request and connect in progress in a
 //    handle table (<ncclnet/handle_table.hpp>) and gives NCCL handles that
 //    are not pointers: a handle of the wrong kind, a closed one, one of
@@ -92,13 +94,12 @@
 #include "ncclnet/c/plugin_helpers.h"
 #include "ncclnet/handle_table.hpp"
 #include "ncclnet/log.hpp"
+#include "ncclnet/plugin_types.hpp"
 
 #pragma GCC visibility push(hidden)
 
 namespace ncclnet {
 
-struct InitArgs;
-struct CommContext;
 class ParamTable;
 
 // NCCL's 128-byte listen handle: the plugin's bytes, then the SDK's.

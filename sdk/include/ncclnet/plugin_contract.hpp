@@ -1,10 +1,53 @@
 // SPDX-License-Identifier: Apache-2.0
-// nccl-net-sdk: the plugin class's contract, checked at compile time.
+// nccl-net-sdk: the void* plugin class, and its contract checked at compile
+// time. This is the advanced form: NCCL's interface itself, where every
+// comm, registration and request NCCL holds is the plugin's own pointer,
+// and the plugin looks each one up, checks it and frees it. The object
+// model (<ncclnet/object_model.hpp>) does that for a plugin; the bundled
+// plugins use it. What both forms share (export, threads, lifetimes, error
+// codes) is in <ncclnet/plugin.hpp>.
+//
+// The class, in full (the last five members are optional: leave one out and
+// its slot is NULL in every table, which NCCL reads as "not supported"):
+//
+//   class MyNet {
+//    public:
+//     static constexpr const char* kName = "my-net";   // NCCL_NET matches this
+//     static ncclResult_t create(const ncclnet::InitArgs& args, std::unique_ptr<MyNet>* out);
+//     ncclResult_t devices(int* ndev);
+//     ncclResult_t getProperties(int dev, ncclNetProperties_v12_t* props);
+//     ncclResult_t listen(const ncclnet::CommContext& ctx, int dev, void* handle,
+//                         void** listenComm);
+//     ncclResult_t connect(const ncclnet::CommContext& ctx, int dev, void* handle, void** sendComm,
+//                          ncclNetDeviceHandle_v12_t** sendDevComm);
+//     ncclResult_t accept(void* listenComm, void** recvComm,
+//                         ncclNetDeviceHandle_v12_t** recvDevComm);
+//     ncclResult_t regMr(void* comm, void* data, size_t size, int type, void** mhandle);
+//     ncclResult_t deregMr(void* comm, void* mhandle);
+//     ncclResult_t isend(void* sendComm, void* data, size_t size, int tag, void* mhandle,
+//                        void* phandle, void** request);
+//     ncclResult_t irecv(void* recvComm, int n, void** data, size_t* sizes, int* tags,
+//                        void** mhandles, void** phandles, void** request);
+//     ncclResult_t iflush(void* recvComm, int n, void** data, int* sizes, void** mhandles,
+//                         void** request);
+//     ncclResult_t test(void* request, int* done, int* sizes);
+//     ncclResult_t closeSend(void* sendComm);
+//     ncclResult_t closeRecv(void* recvComm);
+//     ncclResult_t closeListen(void* listenComm);
+//     // optional:
+//     ncclResult_t regMrDmaBuf(void* comm, void* data, size_t size, int type, uint64_t offset,
+//                              int fd, void** mhandle);
+//     ncclResult_t getDeviceMr(void* comm, void* mhandle, void** dptr_mhandle);
+//     ncclResult_t irecvConsumed(void* recvComm, int n, void* request);
+//     ncclResult_t makeVDevice(int* d, ncclNetVDeviceProps_v12_t* props);
+//     ncclResult_t setNetAttr(const ncclnet::CommContext& ctx, const ncclNetAttr_v12_t& attr);
+//     // optional, for tools: every knob the plugin read (ncclnet-info --params)
+//     const ncclnet::ParamTable& params() const;
+//   };
 //
 // NCCLNET_EXPORT_PLUGIN(MyNet) runs NCCLNET_CHECK_PLUGIN_CONTRACT(MyNet)
-// first. Each member of the class documented in <ncclnet/plugin.hpp> gets
-// one static_assert whose message names the member and spells its exact
-// ncclNet_v12 signature:
+// first. Each member above gets one static_assert whose message names the
+// member and spells its exact ncclNet_v12 signature:
 //
 //   error: static assertion failed: MyNet must declare: ncclResult_t
 //          isend(void* sendComm, void* data, size_t size, int tag, ...)
@@ -24,10 +67,9 @@
 
 #include "ncclnet/abi/net.h"
 #include "ncclnet/object_model.hpp"
+#include "ncclnet/plugin_types.hpp"
 
 namespace ncclnet {
-struct InitArgs;
-struct CommContext;
 class ParamTable;
 }  // namespace ncclnet
 
@@ -185,8 +227,8 @@ constexpr bool meetsContract_v =
                 #Impl " declares the optional " #name             \
                       " with another signature; it must be: ncclResult_t " #name #params);
 
-// Checks `Impl` against the contract of <ncclnet/plugin.hpp>, at namespace
-// scope. NCCLNET_EXPORT_PLUGIN runs it; a plugin's own tests may too.
+// Checks `Impl` against the contract above, at namespace scope.
+// NCCLNET_EXPORT_PLUGIN runs it; a plugin's own tests may too.
 #define NCCLNET_CHECK_PLUGIN_CONTRACT(Impl)                                                       \
   static_assert(std::is_class_v<Impl>, #Impl " must be a class");                                 \
   static_assert(::ncclnet::detail::declares_kName_v<Impl>, #Impl                                  \

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// A class with every member, each with the signature plugin.hpp documents,
-// exports without an error or a warning.
+// A class with every member, each with the signature plugin_contract.hpp
+// documents, exports without an error or a warning.
 // expect: compiles
 #include <ncclnet/plugin.hpp>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // nccl-net-sdk: what differs between the ABI versions v6..v12, one row per
 // version, and the refusals NCCL's compat layer applies at the edge of each
-// table. The export tables (plugin.hpp), the host import view
+// table. The export tables (export_tables.hpp), the host import view
 // (src/host/net_view.cc) and ncclnet-check's tables take every limit from
 // here, so the three cannot disagree on what a version accepts; the
 // agreement test (tools/ncclnet-check/tests/abi_edge_test.cc) feeds edge

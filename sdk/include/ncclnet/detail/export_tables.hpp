@@ -1,19 +1,39 @@
 // SPDX-License-Identifier: Apache-2.0
-// nccl-net-sdk: the versioned tables built from one implementation, each
-// from its version's row of abi_versions.hpp; the adapters they point at
-// live in plugin.hpp (detail::Exports), the export macro too.
+// nccl-net-sdk: what NCCLNET_EXPORT_PLUGIN defines. For a plugin class it
+// picks the class the tables drive (the class itself, or its ObjectAdapter
+// on the object model), then builds the const table of each version from
+// that version's row of abi_versions.hpp, pointing at the entry points of
+// exports.hpp.
 //
 // The tables are filled member by member, not with designated initializers:
 // those are C++20, and a C++17 consumer building with -Wpedantic would be
 // warned about every one of them.
 #pragma once
 
+#include <type_traits>
+
 #include "ncclnet/abi/net.h"
 #include "ncclnet/detail/abi_versions.hpp"
-#include "ncclnet/plugin.hpp"  // detail::Exports; it includes this file at its end
+#include "ncclnet/detail/exports.hpp"
+#include "ncclnet/detail/object_adapter.hpp"
+#include "ncclnet/object_model.hpp"
+#include "ncclnet/object_model_contract.hpp"
 #include "ncclnet/plugin_contract.hpp"
 
 namespace ncclnet::detail {
+
+// The class the export tables drive for `Impl`.
+template <class Impl, bool = usesObjectModel_v<Impl>>
+struct ExportedClass {
+  using type = Impl;
+};
+template <class Impl>
+struct ExportedClass<Impl, true> {
+  // A class that fails its contract is not adapted: it then fails the
+  // void* contract too and gets empty tables, so the contract's messages
+  // are the only errors.
+  using type = std::conditional_t<object::meetsContract_v<Impl>, ObjectAdapter<Impl>, Impl>;
+};
 
 template <class Impl, bool = meetsContract_v<Impl>>
 struct Tables {
@@ -97,3 +117,10 @@ struct Tables<Impl, false> {
 };
 
 }  // namespace ncclnet::detail
+
+// One table, ncclNetPlugin_v<N>: C linkage and default visibility, since
+// NCCL finds it with dlsym.
+#define NCCLNET_DETAIL_EXPORT_TABLE(Impl, N)                                                    \
+  extern "C" __attribute__((visibility("default"))) const ncclNet_v##N##_t ncclNetPlugin_v##N = \
+      ::ncclnet::detail::Tables<                                                                \
+          typename ::ncclnet::detail::ExportedClass<Impl>::type>::template table<N>();

@@ -4,20 +4,23 @@
 // tables drive. Everything NCCL passes back is looked up here, once, and a
 // handle that does not name a live object of the right kind is refused
 // before the plugin sees the call.
-//
-// <ncclnet/plugin.hpp> includes this file at its end.
 #pragma once
 
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <random>
 #include <utility>
 #include <vector>
 
+#include "ncclnet/abi/net.h"
+#include "ncclnet/detail/abi_versions.hpp"     // kMaxGroupedRecvs
+#include "ncclnet/detail/offers_optional.hpp"  // specialized below
 #include "ncclnet/handle_table.hpp"
+#include "ncclnet/log.hpp"
 #include "ncclnet/object_model.hpp"
 #include "ncclnet/object_model_contract.hpp"
-#include "ncclnet/plugin.hpp"  // InitArgs, CommContext, OffersOptional
+#include "ncclnet/plugin_types.hpp"
 
 #pragma GCC visibility push(hidden)
 
@@ -539,19 +542,6 @@ struct OffersOptional<ObjectAdapter<Impl>> {
   static constexpr bool irecvConsumed = object::declares_irecvConsumed_v<Impl>;
   static constexpr bool makeVDevice = object::declares_makeVDevice_v<Impl>;
   static constexpr bool setNetAttr = object::declares_setNetAttr_v<Impl>;
-};
-
-// The class the export tables drive for `Impl`.
-template <class Impl, bool = usesObjectModel_v<Impl>>
-struct ExportedClass {
-  using type = Impl;
-};
-template <class Impl>
-struct ExportedClass<Impl, true> {
-  // A class that fails its contract is not adapted: it then fails the
-  // void* contract too and gets empty tables, so the contract's messages
-  // are the only errors.
-  using type = std::conditional_t<object::meetsContract_v<Impl>, ObjectAdapter<Impl>, Impl>;
 };
 
 }  // namespace ncclnet::detail
