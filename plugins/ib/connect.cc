@@ -11,8 +11,10 @@
 namespace ncclnet::ib {
 namespace {
 
-// magic, version and secret: enough to tell a stray from the peer.
-constexpr size_t kHelloPrefix = offsetof(ConnInfo, nqps);
+// magic, version and secret (kConnInfoStamp): enough to tell a stray from
+// the peer.
+constexpr size_t kHelloPrefix = kConnInfoStamp.bytes();
+static_assert(kHelloPrefix == offsetof(ConnInfo, nqps), "the stamp leads ConnInfo");
 
 bool expired(const Clock::time_point& deadline, std::string* why) {
   if (Clock::now() < deadline) return false;
@@ -22,27 +24,18 @@ bool expired(const Clock::time_point& deadline, std::string* why) {
 
 // The first kHelloPrefix bytes of a ConnInfo.
 bool validHello(const ConnInfo& info, uint64_t secret, std::string* why) {
-  if (info.magic != kConnInfoMagic) {
-    *why = "not an sdk-ib handshake (wrong magic)";
-    return false;
-  }
-  if (info.version != kWireVersion) {
-    *why = "sdk-ib wire version " + std::to_string(info.version) + ", this one speaks " +
-           std::to_string(kWireVersion);
-    return false;
-  }
-  if (info.secret != secret) {
-    *why = "its secret is not this listen's (a stale or forged handle)";
-    return false;
-  }
-  return true;
+  WireVerdict verdict = kConnInfoStamp.check(&info, kHelloPrefix, &secret);
+  if (verdict == WireVerdict::kOk) return true;
+  *why = kConnInfoStamp.explain(verdict, &info, kHelloPrefix);
+  return false;
 }
 
 bool validInfo(const ConnInfo& info, uint64_t secret, std::string* why) {
   if (!validHello(info, secret, why)) return false;
   if (info.nqps == 0 || info.nqps > kMaxQps) {
-    *why =
+    std::string detail =
         "it announces " + std::to_string(info.nqps) + " QPs (1.." + std::to_string(kMaxQps) + ")";
+    *why = kConnInfoStamp.explain(WireVerdict::kMalformed, &info, sizeof(info), detail.c_str());
     return false;
   }
   return true;

@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -40,6 +41,14 @@ struct Handle {
   uint64_t secret;
 };
 static_assert(sizeof(Handle) <= ncclnet::kPluginHandleBytes, "handle must fit the plugin's part");
+// The handle carries no version: the magic changes with its layout.
+constexpr WireStamp kHandleStamp{"sdk-ib",
+                                 "listen handle",
+                                 kHandleMagic,
+                                 0,
+                                 {{offsetof(Handle, magic), sizeof(Handle::magic)},
+                                  {},
+                                  {offsetof(Handle, secret), sizeof(Handle::secret)}}};
 
 enum class Stage : uint32_t { kStart, kTcp, kSendInfo, kRecvInfo, kSendReady, kRecvReady, kDone };
 

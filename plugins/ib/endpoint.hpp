@@ -6,6 +6,7 @@
 
 #include <infiniband/verbs.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -15,6 +16,7 @@
 #include "config.hpp"
 #include "devices.hpp"
 #include "ibv_api.hpp"
+#include "ncclnet/wire_stamp.hpp"
 
 namespace ncclnet::ib {
 
@@ -40,6 +42,14 @@ struct ConnInfo {
   uint32_t rkey = 0;
   uint64_t addr = 0;
 };
+// The stamp the listener judges before the rest has arrived.
+constexpr WireStamp kConnInfoStamp{"sdk-ib",
+                                   "handshake",
+                                   kConnInfoMagic,
+                                   kWireVersion,
+                                   {{offsetof(ConnInfo, magic), sizeof(ConnInfo::magic)},
+                                    {offsetof(ConnInfo, version), sizeof(ConnInfo::version)},
+                                    {offsetof(ConnInfo, secret), sizeof(ConnInfo::secret)}}};
 
 struct QpSizes {
   uint32_t sendWr;

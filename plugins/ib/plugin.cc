@@ -82,8 +82,7 @@ class IbNet {
     }
     l->secret = randomSecret();
     Handle h{};
-    h.magic = kHandleMagic;
-    h.secret = l->secret;
+    kHandleStamp.write(&h, l->secret);
     std::memcpy(&h.addr, &bound,
                 bound.ss_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in));
     std::memcpy(handle, &h, sizeof(h));
@@ -96,12 +95,14 @@ class IbNet {
                        std::unique_ptr<ConnectState>* out) {
     const Port* port = portAt("connect", dev);
     if (port == nullptr) return ncclInvalidArgument;
+    WireVerdict verdict = kHandleStamp.check(handle, sizeof(Handle));
+    if (verdict != WireVerdict::kOk) {
+      NCCLNET_WARN(log_, "connect: %s",
+                   kHandleStamp.explain(verdict, handle, sizeof(Handle)).c_str());
+      return wireResult(verdict, WireSource::kHandle);
+    }
     Handle h;
     std::memcpy(&h, handle, sizeof(h));
-    if (h.magic != kHandleMagic) {
-      NCCLNET_WARN(log_, "connect: the handle was not written by sdk-ib's listen");
-      return ncclInvalidUsage;
-    }
     auto st = std::make_unique<ConnectState>();
     st->sl = serviceLevel(config_, ctx.trafficClass);
     st->tc = trafficClassFor(config_, ctx.trafficClass);

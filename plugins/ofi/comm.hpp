@@ -7,6 +7,7 @@
 // contexts point into the object: it may be freed only at zero.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "endpoint.hpp"
 #include "ncclnet/object_model.hpp"
 #include "ncclnet/request_pool.hpp"
+#include "ncclnet/wire_stamp.hpp"
 
 namespace ncclnet::ofi {
 
@@ -44,6 +46,22 @@ struct ConnectMessage {
   uint32_t reserved;
   uint8_t address[kMaxAddress];  // the connector endpoint's fi_getname
 };
+
+// The stamps that lead both. The handle has neither version nor secret (the
+// listen id is not one: a stray can guess it), the connect message no secret.
+constexpr WireStamp kHandleStamp{"sdk-ofi",
+                                 "listen handle",
+                                 kHandleMagic,
+                                 0,
+                                 {{offsetof(Handle, magic), sizeof(Handle::magic)}, {}, {}}};
+constexpr WireStamp kConnectStamp{
+    "sdk-ofi",
+    "connect message",
+    kConnectMagic,
+    kConnectVersion,
+    {{offsetof(ConnectMessage, magic), sizeof(ConnectMessage::magic)},
+     {offsetof(ConnectMessage, version), sizeof(ConnectMessage::version)},
+     {}}};
 
 class Comm;
 
@@ -131,8 +149,8 @@ class ListenComm final : public Comm, public CompletionSink {
 
  private:
   // Why the message that just arrived is not a connect message (a stray),
-  // or nullptr when it is one.
-  const char* strayReason(size_t bytes) const;
+  // or an empty string when it is one (perhaps of another version).
+  std::string strayReason(size_t bytes) const;
   void dropStray(const char* why, size_t bytes);
 
   uint64_t listenId_;

@@ -77,15 +77,18 @@ void ListenComm::cancelAll() {
 // Anyone who reaches the endpoint can send to a listen's tag: what is not
 // a connect message is dropped with a rate-limited WARN, and the next
 // accept posts the receive again for the real peer.
-const char* ListenComm::strayReason(size_t bytes) const {
+std::string ListenComm::strayReason(size_t bytes) const {
   constexpr size_t kHeader = offsetof(ConnectMessage, address);
+  WireVerdict stamp = kConnectStamp.check(&buffer_, bytes);
+  if (stamp == WireVerdict::kTruncated || stamp == WireVerdict::kNotOurs) {
+    return kConnectStamp.explain(stamp, &buffer_, bytes);
+  }
   if (bytes < kHeader) return "shorter than a connect message's header";
-  if (buffer_.magic != kConnectMagic) return "not an sdk-ofi connect message (wrong magic)";
   if (buffer_.addressLength == 0 || buffer_.addressLength > kMaxAddress) {
     return "its address length is out of range";
   }
   if (bytes < kHeader + buffer_.addressLength) return "shorter than the address it announces";
-  return nullptr;
+  return {};
 }
 
 void ListenComm::dropStray(const char* why, size_t bytes) {
@@ -97,15 +100,18 @@ void ListenComm::dropStray(const char* why, size_t bytes) {
 void ListenComm::onCompletion(int, const fi_cq_tagged_entry& entry) {
   pending--;
   posted_ = false;
-  if (const char* why = strayReason(entry.len)) {
-    dropStray(why, entry.len);
+  std::string why = strayReason(entry.len);
+  if (!why.empty()) {
+    dropStray(why.c_str(), entry.len);
     return;
   }
-  if (buffer_.version != kConnectVersion) {
-    NCCLNET_WARN(endpoint().log(),
-                 "listen %llu: a peer speaking sdk-ofi connect version %u called; this one "
-                 "speaks %u (mixed sdk-ofi versions in one job)",
-                 static_cast<unsigned long long>(listenId_), buffer_.version, kConnectVersion);
+  // A well-formed message of another version comes from an sdk-ofi peer
+  // that read this listen's handle: waiting on cannot help, so it fails the
+  // listen (a stray could not have got this far).
+  WireVerdict stamp = kConnectStamp.check(&buffer_, entry.len);
+  if (stamp == WireVerdict::kWrongVersion) {
+    NCCLNET_WARN(endpoint().log(), "listen %llu: %s", static_cast<unsigned long long>(listenId_),
+                 kConnectStamp.explain(stamp, &buffer_, entry.len).c_str());
     refused_ = ncclInvalidUsage;
     return;
   }

@@ -148,7 +148,7 @@ class OfiNet {
     auto listen = std::make_unique<ListenComm>(ep, id);
     res = listen->post();
     if (res != ncclSuccess) return res;
-    h.magic = kHandleMagic;
+    kHandleStamp.write(&h);
     h.addressLength = static_cast<uint16_t>(ep->address().size());
     h.listenId = id;
     std::memcpy(h.address, ep->address().data(), ep->address().size());
@@ -161,10 +161,15 @@ class OfiNet {
                        std::unique_ptr<Connecting>* out) {
     Handle h;
     std::memcpy(&h, handle, sizeof(h));
-    if (h.magic != kHandleMagic || h.addressLength == 0 || h.addressLength > kMaxAddress) {
-      NCCLNET_WARN(log_, "connect: not an sdk-ofi handle (magic 0x%08x, address %u bytes)", h.magic,
-                   h.addressLength);
-      return ncclInvalidUsage;
+    WireVerdict verdict = kHandleStamp.check(handle, sizeof(h));
+    if (verdict == WireVerdict::kOk && (h.addressLength == 0 || h.addressLength > kMaxAddress)) {
+      verdict = WireVerdict::kMalformed;
+    }
+    if (verdict != WireVerdict::kOk) {
+      std::string detail = "an address of " + std::to_string(h.addressLength) + " bytes";
+      NCCLNET_WARN(log_, "connect: %s",
+                   kHandleStamp.explain(verdict, handle, sizeof(h), detail.c_str()).c_str());
+      return wireResult(verdict, WireSource::kHandle);
     }
     Endpoint* ep = nullptr;
     ncclResult_t res = endpointFor(dev, &ep);

@@ -165,9 +165,9 @@ void ListenComm::readHellos() {
     }
     if (!a.fd.valid() || a.got < kHelloBytes) continue;
     Hello hello;
-    WireError error = decodeHello(a.hello, cookie_, &hello);
-    if (error != WireError::None) {
-      refuse(a, describe(error));
+    WireVerdict verdict = decodeHello(a.hello, cookie_, &hello);
+    if (verdict != WireVerdict::kOk) {
+      refuse(a, kHelloStamp.explain(verdict, a.hello, kHelloBytes, "a field out of range").c_str());
       continue;
     }
     if (hello.streams != config_.streams() || hello.nThreads != config_.nThreads) {

@@ -115,11 +115,12 @@ class SocketNet {
                        std::unique_ptr<Connector>* out) {
     if (!validDevice("connect", dev)) return ncclInvalidArgument;
     ListenHandle h;
-    WireError error = decodeHandle(handle, &h);
-    if (error != WireError::None) {
-      NCCLNET_WARN(log_, "connect: the handle is not an sdk-socket listen handle: %s",
-                   describe(error));
-      return ncclInvalidUsage;
+    WireVerdict verdict = decodeHandle(handle, &h);
+    if (verdict != WireVerdict::kOk) {
+      NCCLNET_WARN(
+          log_, "connect: %s",
+          kHandleStamp.explain(verdict, handle, kHandleBytes, "a field out of range").c_str());
+      return wireResult(verdict, WireSource::kHandle);
     }
     // Parked control sockets of closed send comms are let go of here too
     // (closing_sockets.hpp): a new connect comes when their receivers have

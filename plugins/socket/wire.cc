@@ -25,33 +25,20 @@ T get(const uint8_t* base, size_t offset) {
 constexpr uint32_t kHeaderMagic = 0x4844'5353;
 constexpr uint32_t kCtsMagic = 0x4354'5353;
 
-// Handle offsets.
-constexpr size_t kHMagic = 0, kHVersion = 4, kHFamily = 6, kHPort = 8, kHThreads = 10, kHSocks = 12,
-                 kHAddr = 16, kHScope = 32, kHMinTask = 36, kHCookie = 40;
+// Handle offsets after the stamp (magic 0, version 4, cookie 40: kHandleStamp).
+constexpr size_t kHFamily = 6, kHPort = 8, kHThreads = 10, kHSocks = 12, kHAddr = 16, kHScope = 32,
+                 kHMinTask = 36;
 
 }  // namespace
-
-const char* describe(WireError error) {
-  switch (error) {
-    case WireError::None: return "ok";
-    case WireError::BadMagic: return "wrong magic (not an sdk-socket peer)";
-    case WireError::BadVersion: return "unsupported protocol version";
-    case WireError::BadCookie: return "cookie mismatch (a stale handle or a stray connection)";
-    case WireError::BadField: return "field out of range";
-  }
-  return "unknown";
-}
 
 void encodeHandle(const ListenHandle& h, void* handle) {
   auto* out = static_cast<uint8_t*>(handle);
   std::memset(out, 0, kHandleBytes);
-  put<uint32_t>(out, kHMagic, kMagic);
-  put<uint16_t>(out, kHVersion, kProtocolVersion);
+  kHandleStamp.write(out, h.cookie);
   put<uint16_t>(out, kHFamily, h.addr.ss_family);
   put<uint16_t>(out, kHThreads, h.nThreads);
   put<uint16_t>(out, kHSocks, h.nSocksPerThread);
   put<uint32_t>(out, kHMinTask, h.minTaskBytes);
-  put<uint64_t>(out, kHCookie, h.cookie);
   if (h.addr.ss_family == AF_INET) {
     const auto* in = reinterpret_cast<const sockaddr_in*>(&h.addr);
     put<uint16_t>(out, kHPort, in->sin_port);  // network order, kept as is
@@ -64,10 +51,10 @@ void encodeHandle(const ListenHandle& h, void* handle) {
   }
 }
 
-WireError decodeHandle(const void* handle, ListenHandle* out) {
+WireVerdict decodeHandle(const void* handle, ListenHandle* out) {
   const auto* in = static_cast<const uint8_t*>(handle);
-  if (get<uint32_t>(in, kHMagic) != kMagic) return WireError::BadMagic;
-  if (get<uint16_t>(in, kHVersion) != kProtocolVersion) return WireError::BadVersion;
+  WireVerdict stamp = kHandleStamp.check(in, kHandleBytes);
+  if (stamp != WireVerdict::kOk) return stamp;
   ListenHandle h;
   uint16_t family = get<uint16_t>(in, kHFamily);
   if (family == AF_INET) {
@@ -84,47 +71,44 @@ WireError decodeHandle(const void* handle, ListenHandle* out) {
     sin6->sin6_scope_id = get<uint32_t>(in, kHScope);
     h.addrLen = sizeof(sockaddr_in6);
   } else {
-    return WireError::BadField;
+    return WireVerdict::kMalformed;
   }
   h.nThreads = get<uint16_t>(in, kHThreads);
   h.nSocksPerThread = get<uint16_t>(in, kHSocks);
   h.minTaskBytes = get<uint32_t>(in, kHMinTask);
-  h.cookie = get<uint64_t>(in, kHCookie);
+  h.cookie = kHandleStamp.secretOf(in);
   int drivers = h.nThreads > 0 ? h.nThreads : 1;
   if (h.nThreads > 16 || h.nSocksPerThread < 1 || drivers * h.nSocksPerThread > 64 ||
       h.minTaskBytes == 0) {
-    return WireError::BadField;
+    return WireVerdict::kMalformed;
   }
   *out = h;
-  return WireError::None;
+  return WireVerdict::kOk;
 }
 
 void encodeHello(const Hello& h, uint8_t* out) {
   std::memset(out, 0, kHelloBytes);
-  put<uint32_t>(out, 0, kMagic);
-  put<uint16_t>(out, 4, kProtocolVersion);
+  kHelloStamp.write(out, h.cookie);
   put<uint16_t>(out, 6, h.index);
-  put<uint64_t>(out, 8, h.cookie);
   put<uint64_t>(out, 16, h.connectionId);
   put<uint16_t>(out, 24, h.streams);
   put<uint16_t>(out, 26, h.nThreads);
 }
 
-WireError decodeHello(const uint8_t* in, uint64_t expectedCookie, Hello* out) {
-  if (get<uint32_t>(in, 0) != kMagic) return WireError::BadMagic;
-  if (get<uint16_t>(in, 4) != kProtocolVersion) return WireError::BadVersion;
+WireVerdict decodeHello(const uint8_t* in, uint64_t expectedCookie, Hello* out) {
+  WireVerdict stamp = kHelloStamp.check(in, kHelloBytes, &expectedCookie);
+  if (stamp != WireVerdict::kOk) return stamp;
   Hello h;
   h.index = get<uint16_t>(in, 6);
-  h.cookie = get<uint64_t>(in, 8);
+  h.cookie = kHelloStamp.secretOf(in);
   h.connectionId = get<uint64_t>(in, 16);
   h.streams = get<uint16_t>(in, 24);
   h.nThreads = get<uint16_t>(in, 26);
-  if (h.cookie != expectedCookie) return WireError::BadCookie;
   if (h.streams < 1 || h.streams > 64 || h.index > h.streams || h.nThreads > 16) {
-    return WireError::BadField;
+    return WireVerdict::kMalformed;
   }
   *out = h;
-  return WireError::None;
+  return WireVerdict::kOk;
 }
 
 void encodeHeader(const DataHeader& h, uint8_t* out) {

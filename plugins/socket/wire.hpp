@@ -13,6 +13,7 @@
 #include <string>
 
 #include "ncclnet/abi/common.h"
+#include "ncclnet/wire_stamp.hpp"
 
 namespace ncclnet::socket {
 
@@ -44,11 +45,14 @@ struct ListenHandle {
 };
 constexpr size_t kHandleBytes = 48;
 
-enum class WireError { None, BadMagic, BadVersion, BadCookie, BadField };
-const char* describe(WireError error);
+// The handle's stamp: magic and version first, the cookie after the address.
+constexpr WireStamp kHandleStamp{
+    "sdk-socket", "listen handle", kMagic, kProtocolVersion, {{0, 4}, {4, 2}, {40, 8}}};
 
+// kOk, a refused stamp (kHandleStamp.explain says which), or kMalformed
+// when a field is out of range.
 void encodeHandle(const ListenHandle& h, void* handle);
-WireError decodeHandle(const void* handle, ListenHandle* out);
+WireVerdict decodeHandle(const void* handle, ListenHandle* out);
 
 // ---- hello: the first bytes on every socket a connect opens --------------
 struct Hello {
@@ -59,10 +63,14 @@ struct Hello {
   uint16_t nThreads = 0;
 };
 constexpr size_t kHelloBytes = 32;
+// The hello's stamp: its secret is the listen's cookie.
+constexpr WireStamp kHelloStamp{
+    "sdk-socket", "hello", kMagic, kProtocolVersion, {{0, 4}, {4, 2}, {8, 8}}};
 
 void encodeHello(const Hello& h, uint8_t* out);
-// Checks magic, version and the expected cookie; index must be in range.
-WireError decodeHello(const uint8_t* in, uint64_t expectedCookie, Hello* out);
+// Checks magic, version and the expected cookie (kHelloStamp); index must be
+// in range (else kMalformed).
+WireVerdict decodeHello(const uint8_t* in, uint64_t expectedCookie, Hello* out);
 
 // ---- sender -> receiver: one header per send ----------------------------
 // Headers of one tag arrive in that tag's posting order, so both ends pair

@@ -25,7 +25,7 @@ void require(bool ok, const char* what) {
 
 void handle(const uint8_t* in) {
   ListenHandle h;
-  if (decodeHandle(in, &h) != WireError::None) return;
+  if (decodeHandle(in, &h) != ncclnet::WireVerdict::kOk) return;
   require(h.addr.ss_family == AF_INET ? h.addrLen == sizeof(sockaddr_in)
                                       : h.addrLen == sizeof(sockaddr_in6),
           "handle: address length does not match its family");
@@ -34,7 +34,8 @@ void handle(const uint8_t* in) {
   uint8_t again[NCCL_NET_HANDLE_MAXSIZE] = {};
   encodeHandle(h, again);
   ListenHandle back;
-  require(decodeHandle(again, &back) == WireError::None, "handle: re-encoded handle refused");
+  require(decodeHandle(again, &back) == ncclnet::WireVerdict::kOk,
+          "handle: re-encoded handle refused");
   require(back.addrLen == h.addrLen && std::memcmp(&back.addr, &h.addr, h.addrLen) == 0 &&
               back.cookie == h.cookie && back.nThreads == h.nThreads &&
               back.nSocksPerThread == h.nSocksPerThread && back.minTaskBytes == h.minTaskBytes,
@@ -48,14 +49,15 @@ void hello(const uint8_t* in) {
   std::memcpy(&expected, in + 8, sizeof(expected));
   if (in[kHelloBytes - 1] & 1) expected = ~expected;
   Hello h;
-  if (decodeHello(in, expected, &h) != WireError::None) return;
+  if (decodeHello(in, expected, &h) != ncclnet::WireVerdict::kOk) return;
   require(h.cookie == expected, "hello: accepted the wrong cookie");
   require(h.streams >= 1 && h.streams <= 64 && h.index <= h.streams && h.nThreads <= 16,
           "hello: accepted a field out of range");
   uint8_t again[kHelloBytes];
   encodeHello(h, again);
   Hello back;
-  require(decodeHello(again, expected, &back) == WireError::None, "hello: re-encoded refused");
+  require(decodeHello(again, expected, &back) == ncclnet::WireVerdict::kOk,
+          "hello: re-encoded refused");
   require(back.index == h.index && back.connectionId == h.connectionId &&
               back.streams == h.streams && back.nThreads == h.nThreads,
           "hello: round trip changed a field");

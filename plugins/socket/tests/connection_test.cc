@@ -7,9 +7,9 @@
 #include <cstring>
 #include <thread>
 
-#include "ncclnet/socket_io.hpp"
 #include "harness.hpp"
 #include "ncclnet/host/log_capture.hpp"
+#include "ncclnet/socket_io.hpp"
 #include "wire.hpp"
 
 namespace ncclnet::socket::testing {
@@ -154,7 +154,7 @@ TEST(Connection, ListenClosedWithoutAccept) {
 
 sockaddr_storage addressOf(const char handle[NCCL_NET_HANDLE_MAXSIZE], socklen_t* len) {
   ListenHandle h;
-  EXPECT_EQ(ncclnet::socket::decodeHandle(handle, &h), ncclnet::socket::WireError::None);
+  EXPECT_EQ(ncclnet::socket::decodeHandle(handle, &h), ncclnet::WireVerdict::kOk);
   *len = h.addrLen;
   return h.addr;
 }
@@ -179,7 +179,7 @@ TEST(Connection, StrayAndStaleConnectionsRefused) {
   char stale[NCCL_NET_HANDLE_MAXSIZE];
   std::memcpy(stale, handle, sizeof(stale));
   ListenHandle h;
-  ASSERT_EQ(ncclnet::socket::decodeHandle(stale, &h), ncclnet::socket::WireError::None);
+  ASSERT_EQ(ncclnet::socket::decodeHandle(stale, &h), ncclnet::WireVerdict::kOk);
   h.cookie ^= 0x1;  // what a handle from an earlier listen on a reused port looks like
   ncclnet::socket::encodeHandle(h, stale);
   void* staleComm = nullptr;

@@ -55,7 +55,7 @@ TEST(Wire, HandleRoundTrip) {
   char buffer[NCCL_NET_HANDLE_MAXSIZE] = {};
   encodeHandle(h, buffer);
   ListenHandle out;
-  ASSERT_EQ(decodeHandle(buffer, &out), WireError::None);
+  ASSERT_EQ(decodeHandle(buffer, &out), WireVerdict::kOk);
   EXPECT_EQ(out.cookie, h.cookie);
   EXPECT_EQ(out.nThreads, 3);
   EXPECT_EQ(out.nSocksPerThread, 2);
@@ -76,7 +76,7 @@ TEST(Wire, HandleIpv6RoundTrip) {
   char buffer[NCCL_NET_HANDLE_MAXSIZE] = {};
   encodeHandle(h, buffer);
   ListenHandle out;
-  ASSERT_EQ(decodeHandle(buffer, &out), WireError::None);
+  ASSERT_EQ(decodeHandle(buffer, &out), WireVerdict::kOk);
   EXPECT_EQ(out.addrLen, sizeof(sockaddr_in6));
   EXPECT_EQ(
       std::memcmp(&reinterpret_cast<sockaddr_in6*>(&out.addr)->sin6_addr, &in6->sin6_addr, 16), 0);
@@ -85,7 +85,7 @@ TEST(Wire, HandleIpv6RoundTrip) {
 TEST(Wire, HandleRejectsForeignBytes) {
   char buffer[NCCL_NET_HANDLE_MAXSIZE] = {};
   ListenHandle out;
-  EXPECT_EQ(decodeHandle(buffer, &out), WireError::BadMagic);
+  EXPECT_EQ(decodeHandle(buffer, &out), WireVerdict::kNotOurs);
 }
 
 TEST(Wire, HelloChecksMagicVersionCookie) {
@@ -98,20 +98,20 @@ TEST(Wire, HelloChecksMagicVersionCookie) {
   uint8_t bytes[kHelloBytes];
   encodeHello(h, bytes);
   Hello out;
-  ASSERT_EQ(decodeHello(bytes, 42, &out), WireError::None);
+  ASSERT_EQ(decodeHello(bytes, 42, &out), WireVerdict::kOk);
   EXPECT_EQ(out.connectionId, 7u);
   EXPECT_EQ(out.index, 2);
   EXPECT_EQ(out.streams, 4);
-  EXPECT_EQ(decodeHello(bytes, 43, &out), WireError::BadCookie);
+  EXPECT_EQ(decodeHello(bytes, 43, &out), WireVerdict::kWrongSecret);
   uint8_t old[kHelloBytes];
   std::memcpy(old, bytes, sizeof(old));
   old[4] ^= 0xff;  // protocol version
-  EXPECT_EQ(decodeHello(old, 42, &out), WireError::BadVersion);
+  EXPECT_EQ(decodeHello(old, 42, &out), WireVerdict::kWrongVersion);
   bytes[0] ^= 0xff;
-  EXPECT_EQ(decodeHello(bytes, 42, &out), WireError::BadMagic);
+  EXPECT_EQ(decodeHello(bytes, 42, &out), WireVerdict::kNotOurs);
   h.index = 5;  // beyond the stream count
   encodeHello(h, bytes);
-  EXPECT_EQ(decodeHello(bytes, 42, &out), WireError::BadField);
+  EXPECT_EQ(decodeHello(bytes, 42, &out), WireVerdict::kMalformed);
 }
 
 TEST(Wire, HeaderAndCtsRoundTrip) {
