@@ -3,6 +3,7 @@
  * function reports the sizes the C compiler saw, so the C++ test can check
  * that both languages agree. */
 #include "abi_layout_checks.h"
+#include "abi_layout_checks_tables.h"
 
 size_t ncclnetCLayoutSize(int version) {
   switch (version) {

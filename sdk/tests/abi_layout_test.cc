@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "abi_layout_checks.h"
+#include "abi_layout_checks_tables.h"
 
 extern "C" size_t ncclnetCLayoutSize(int version);
 extern "C" size_t ncclnetCRailIdOffset(void);

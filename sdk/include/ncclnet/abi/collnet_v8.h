@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: Apache-2.0
+ * nccl-net-sdk: ncclCollNet_v8 (NCCL 2.20 and newer): regMr takes size_t; iallgather and
+ * ireducescatter over scatter-gather lists (32-bit part sizes). NCCL 2.28
+ * and newer wrap both entries even where the plugin leaves them NULL
+ * (plugin/net/net_v8.cc), so an exported table must not leave them NULL.
+ * NCCL looks for it in the net plugin's library only (plugin/net.cc
+ * ncclNetPluginLoad) and uses it with NCCL_COLLNET_ENABLE=1. */
+#ifndef NCCLNET_ABI_COLLNET_V8_H
+#define NCCLNET_ABI_COLLNET_V8_H
+
+#include "collective_types.h"
+#include "common.h"
+#include "net_v8.h"
+
+typedef struct {
+  void* mhandle;
+  void* address;
+  uint32_t size;
+} ncclNetSGE_v8_t;
+
+typedef struct {
+  const char* name;
+  ncclResult_t (*init)(ncclDebugLogger_t logFunction);
+  ncclResult_t (*devices)(int* ndev);
+  ncclResult_t (*getProperties)(int dev, ncclNetProperties_v8_t* props);
+  ncclResult_t (*listen)(int dev, void* handle, void** listenComm);
+  /* Collective: every rank passes the all-gathered handles of all ranks. */
+  ncclResult_t (*connect)(void* handles[], int nranks, int rank, void* listenComm, void** collComm);
+  ncclResult_t (*reduceSupport)(ncclDataType_t dataType, ncclRedOp_t redOp, int* supported);
+  ncclResult_t (*regMr)(void* collComm, void* data, size_t size, int type, void** mhandle);
+  ncclResult_t (*regMrDmaBuf)(void* collComm, void* data, size_t size, int type, uint64_t offset,
+                              int fd, void** mhandle);
+  ncclResult_t (*deregMr)(void* collComm, void* mhandle);
+  ncclResult_t (*iallreduce)(void* collComm, void* sendData, void* recvData, int count,
+                             ncclDataType_t dataType, ncclRedOp_t redOp, void* sendMhandle,
+                             void* recvMhandle, void** request);
+  ncclResult_t (*iallgather)(void* collComm, void* sendData, int nRecvParts,
+                             ncclNetSGE_v8_t* recvParts, size_t bytesPerRank, size_t windowOffset,
+                             size_t windowBytes, void* sendMhandle, void** request);
+  ncclResult_t (*ireducescatter)(void* collComm, int nSendParts, ncclNetSGE_v8_t* sendParts,
+                                 void* recvData, size_t bytesPerRank, size_t windowOffset,
+                                 size_t windowBytes, ncclDataType_t dataType, ncclRedOp_t redOp,
+                                 void* recvMhandle, void** request);
+  ncclResult_t (*iflush)(void* collComm, void* data, int size, void* mhandle, void** request);
+  ncclResult_t (*test)(void* request, int* done, int* size);
+  ncclResult_t (*closeColl)(void* collComm);
+  ncclResult_t (*closeListen)(void* listenComm);
+} ncclCollNet_v8_t;
+
+#endif /* NCCLNET_ABI_COLLNET_V8_H */
