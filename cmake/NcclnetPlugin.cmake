@@ -25,7 +25,8 @@ function(ncclnet_add_plugin target)
     PREFIX lib
     CXX_VISIBILITY_PRESET hidden
     C_VISIBILITY_PRESET hidden
-    VISIBILITY_INLINES_HIDDEN ON)
+    VISIBILITY_INLINES_HIDDEN ON
+    LINK_DEPENDS ${NCCLNET_PLUGIN_VERSION_SCRIPT})
   if(TARGET ncclnet::plugin)
     target_link_libraries(${target} PRIVATE ncclnet::plugin)
   else()

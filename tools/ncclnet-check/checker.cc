@@ -75,6 +75,10 @@ void Checker::load() {
   ledger_ = std::make_unique<Ledger>(reporter_, provides(host::Optional::IrecvConsumed));
 }
 
+void* Checker::innerSymbol(const char* name) const {
+  return inner_ != nullptr ? inner_->symbol(name) : nullptr;
+}
+
 bool Checker::provides(host::Optional op) const {
   return inner_ != nullptr && inner_->net().provides(op);
 }

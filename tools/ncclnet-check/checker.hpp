@@ -37,6 +37,9 @@ class Checker {
   const char* name() const { return name_; }
   // Whether the wrapped plugin provides `op` (false when none is loaded).
   bool provides(host::Optional op) const;
+  // A table of the wrapped plugin's library other than its net tables
+  // (forwarded_tables.cc), or nullptr where it has none or none is loaded.
+  void* innerSymbol(const char* name) const;
 
   // ---- the v12 calls ----
   ncclResult_t init(void** ctx, uint64_t commId, ncclNetCommConfig_v12_t* config,

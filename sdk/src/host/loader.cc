@@ -153,6 +153,10 @@ LoadedPlugin::~LoadedPlugin() {
   if (library_ != nullptr) dlclose(library_);
 }
 
+void* LoadedPlugin::symbol(const char* name) const {
+  return library_ != nullptr ? dlsym(library_, name) : nullptr;
+}
+
 Loader::Loader(LoaderOptions options) : options_(std::move(options)) {}
 
 std::vector<std::string> Loader::entriesFor(const std::optional<std::string>& pluginList,

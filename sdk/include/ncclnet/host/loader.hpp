@@ -151,6 +151,9 @@ class LoadedPlugin {
   const std::string& path() const { return path_; }
   // Every ncclNetPlugin_vN (6..12) the library exports, newest first.
   const std::vector<int>& exportedVersions() const { return exported_; }
+  // Another symbol of the same library (a GIN, RMA or CollNet table), or
+  // nullptr where the library has none.
+  void* symbol(const char* name) const;
 
  private:
   friend class Loader;
