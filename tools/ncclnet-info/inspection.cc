@@ -59,6 +59,15 @@ void describePlugin(host::LoadedPlugin& loaded, Inspection* out) {
   p.version = loaded.version();
   p.exported = loaded.exportedVersions();
   p.optional = optionalSlots(net);
+  std::optional<host::NcclRelease> release = out->options.ncclRelease.empty()
+                                                 ? std::optional(host::knownNcclReleases().back())
+                                                 : host::findNcclRelease(out->options.ncclRelease);
+  if (release) {
+    p.tablesRelease = release->text();
+    p.otherTables = host::extraTablesTaken(*release, [&](const std::string& symbol) {
+      return loaded.symbol(symbol.c_str()) != nullptr;
+    });
+  }
 
   void* ctx = nullptr;
   ncclNetCommConfig_v12_t config{NCCL_NET_TRAFFIC_CLASS_UNDEF};

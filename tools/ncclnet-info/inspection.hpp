@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ncclnet/abi/net.h"
+#include "ncclnet/host/extra_tables.hpp"
 #include "ncclnet/host/loader.hpp"
 #include "ncclnet/host/log_capture.hpp"
 #include "ncclnet/host/property_checks.hpp"
@@ -49,6 +50,10 @@ struct PluginInfo {
   ncclResult_t finalizeResult = ncclSuccess;
   int deviceCount = 0;
   std::vector<DeviceInfo> devices;
+  // The GIN, RMA and CollNet tables NCCL would take from the same library:
+  // for the --nccl release, else the newest known one (tablesRelease).
+  std::string tablesRelease;
+  std::vector<host::TableChoice> otherTables;
 };
 
 struct Warning {

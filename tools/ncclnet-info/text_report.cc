@@ -6,6 +6,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <iomanip>
+#include <sstream>
 
 #include "explain.hpp"
 #include "ncclnet/result_name.hpp"
@@ -152,6 +153,17 @@ void printPlugin(const PluginInfo& p, std::ostream& out) {
   row(out, "devices()",
       p.devicesResult == ncclSuccess ? std::to_string(p.deviceCount) : resultText(p.devicesResult));
   row(out, "finalize", resultText(p.finalizeResult));
+}
+
+// GIN, RMA and CollNet: what NCCL would take from the same library.
+void printOtherTables(const PluginInfo& p, std::ostream& out) {
+  if (p.otherTables.empty()) return;
+  out << "\nOther tables in this library (NCCL " << p.tablesRelease << ")\n";
+  for (const host::TableChoice& c : p.otherTables) {
+    row(out, host::tableFamilyName(c.family), c.symbol.empty() ? "none" : c.symbol);
+    std::istringstream lines(wrap(c.why, 94));
+    for (std::string line; std::getline(lines, line);) out << "    " << line << '\n';
+  }
 }
 
 // A property value, marked when the ABI version lacks the field.
@@ -308,6 +320,7 @@ void printText(const Inspection& in, std::ostream& out) {
     return;
   }
   for (const DeviceInfo& d : p.devices) printDevice(p, d, out);
+  printOtherTables(p, out);
   printWarnings(in, out);
 }
 

@@ -521,6 +521,28 @@ def _():
         expect(doc["exitCode"] == 0, "exitCode %s" % doc["exitCode"])
 
 
+# ---- GIN, RMA and CollNet tables of the same library ------------------------
+
+@case("other_tables")
+def _():
+    # sdk-testnet-tables exports RMA v13, GIN v11 and CollNet v8; it is read
+    # through ncclnet-check, which passes them on.
+    checker, tables = os.environ["NCCLNET_INFO_CHECK_PLUGIN"], os.environ["NCCLNET_INFO_TABLES_PLUGIN"]
+    env = {"NCCLNET_CHECK_PLUGIN": tables}
+    rc, out, _ = run("--plugin", checker, "--nccl", "2.30.7", env=env)
+    expect(rc == 0, "exit %d" % rc, out)
+    expect_in("Other tables in this library (NCCL 2.30.7)", out)
+    expect(re.search(r"RMA +ncclRmaPlugin_v13\n", out) is not None, "RMA v13 taken", out)
+    expect(re.search(r"GIN +none\n", out) is not None, "2.30.7 looks for GIN v14/v13 only", out)
+    expect(re.search(r"CollNet +ncclCollNetPlugin_v8\n", out) is not None, "CollNet v8", out)
+    rc, out, _ = run("--plugin", checker, "--nccl", "2.28.9", env=env)
+    expect(re.search(r"GIN +ncclGinPlugin_v11\n", out) is not None, "2.28.9 takes GIN v11", out)
+    expect_in("no RMA plugin table before NCCL 2.30.3", out)
+    # A plugin without such tables: none of the three.
+    rc, out, _ = run("--plugin", lib("sdk-testnet"))
+    expect(len(re.findall(r"(CollNet|GIN|RMA) +none\n", out)) == 3, "three nones", out)
+
+
 def main():
     global TOOL, PLUGINS
     if len(sys.argv) != 4 or sys.argv[1] not in CASES:
