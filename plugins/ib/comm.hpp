@@ -32,7 +32,7 @@
 #include "ncclnet/abi/net.h"
 #include "ncclnet/log.hpp"
 #include "ncclnet/request_pool.hpp"
-#include "oob.hpp"
+#include "ncclnet/oob_channel.hpp"
 #include "send_plan.hpp"
 
 namespace ncclnet::ib {

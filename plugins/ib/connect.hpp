@@ -23,7 +23,7 @@
 #include "comm.hpp"
 #include "ncclnet/log.hpp"
 #include "ncclnet/object_model.hpp"
-#include "oob.hpp"
+#include "ncclnet/oob_channel.hpp"
 
 namespace ncclnet::ib {
 

@@ -12,7 +12,7 @@
 
 #include "config.hpp"
 #include "ncclnet/socket_io.hpp"
-#include "interfaces.hpp"
+#include "ncclnet/interfaces.hpp"
 #include "recv_comm.hpp"
 #include "send_comm.hpp"
 #include "wire.hpp"

@@ -6,9 +6,9 @@
 #include "closing_sockets.hpp"
 #include "config.hpp"
 #include "connect.hpp"
-#include "interfaces.hpp"
 #include "ncclnet/cuda_driver.hpp"
 #include "ncclnet/cuda_driver_slot.hpp"
+#include "ncclnet/interfaces.hpp"
 #include "ncclnet/plugin.hpp"
 #include "ncclnet/unpack.hpp"
 
@@ -57,7 +57,8 @@ class SocketNet {
         net->driver_.reset();
       }
     }
-    net->interfaces_ = findInterfaces(net->config_.ifname, net->config_.family, net->log_);
+    net->interfaces_ = findInterfaces(net->config_.ifname, net->config_.family,
+                                      Loopback::OnlyWhenNamed, net->log_);
     if (net->interfaces_.empty()) return ncclSystemError;  // NCCL then falls back
     for (size_t i = 0; i < net->interfaces_.size(); i++) {
       const Interface& itf = net->interfaces_[i];

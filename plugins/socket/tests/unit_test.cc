@@ -10,7 +10,6 @@
 #include <numeric>
 
 #include "config.hpp"
-#include "interfaces.hpp"
 #include "stream.hpp"
 #include "stripe.hpp"
 #include "timeline.hpp"
@@ -18,28 +17,6 @@
 
 namespace ncclnet::socket {
 namespace {
-
-// NCCL_SOCKET_IFNAME's grammar is the SDK's NameList (sdk/tests/name_list_test.cc);
-// here, only what the plugin does with it.
-TEST(Interfaces, LoopbackOnlyWhenAsked) {
-  Logger log;
-  for (const Interface& itf : findInterfaces("", AF_UNSPEC, log)) EXPECT_NE(itf.name, "lo");
-  auto lo = findInterfaces("lo", AF_INET, log);
-  ASSERT_EQ(lo.size(), 1u);
-  EXPECT_EQ(lo[0].addr.ss_family, AF_INET);
-  EXPECT_EQ(lo[0].speedMbps, kFallbackSpeedMbps);
-  EXPECT_FALSE(lo[0].speedFromSysfs);
-  EXPECT_TRUE(lo[0].pciPath.empty());
-  EXPECT_TRUE(findInterfaces("no-such-if", AF_UNSPEC, log).empty());
-}
-
-TEST(Interfaces, ListIsReadAsNcclReadsIt) {
-  Logger log;
-  EXPECT_EQ(findInterfaces("=lo", AF_INET, log).size(), 1u);
-  EXPECT_EQ(findInterfaces("lo:1", AF_INET, log).size(), 1u);  // interfaces have no port
-  EXPECT_TRUE(findInterfaces("^", AF_INET, log).empty());      // '^' alone keeps nothing
-  EXPECT_TRUE(findInterfaces("=l", AF_INET, log).empty());
-}
 
 TEST(Wire, HandleRoundTrip) {
   ListenHandle h;

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// sdk-ib: the out-of-band TCP channel that carries the connection handshake
-// (QP numbers, GIDs, buffer keys). Every call is non-blocking: NCCL polls
-// connect/accept and expects them to return at once.
+// nccl-net-sdk: an out-of-band TCP channel for a connection handshake, the
+// one every verbs or RDMA plugin needs to swap queue numbers, addresses and
+// keys before its fabric can carry a byte (sdk-ib uses it; NCCL's own IB
+// transport does the same over its sockets). Every call is non-blocking:
+// NCCL polls connect and accept and expects them to return at once.
 #pragma once
 
 #include <netinet/in.h>
@@ -13,11 +15,11 @@
 
 #include "ncclnet/socket_io.hpp"
 
-namespace ncclnet::ib {
+namespace ncclnet {
 
-// The address the handshake listens on: the first interface NCCL_SOCKET_IFNAME
-// keeps (NCCL's list grammar, ncclnet::NameList), else the first up,
-// non-loopback IPv4 interface, else 127.0.0.1.
+// The address the handshake listens on: the first interface NCCL would
+// take (ncclnet::findInterfaces with NCCL_SOCKET_IFNAME's value `ifname`,
+// any family, loopback as the last resort, as NCCL's IB transport does).
 bool oobLocalAddress(const std::string& ifname, sockaddr_storage* out, std::string* why);
 
 // A non-blocking listening socket on `addr` with a kernel-chosen port;
@@ -45,4 +47,4 @@ inline void oobKeepAlive(const Fd& fd) {
 // The address at the other end of a connected socket ("?" if unknown).
 std::string oobPeer(const Fd& fd);
 
-}  // namespace ncclnet::ib
+}  // namespace ncclnet

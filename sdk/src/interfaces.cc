@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// sdk-socket: interface discovery with NCCL_SOCKET_IFNAME's syntax.
-#include "interfaces.hpp"
+// nccl-net-sdk: interface discovery with NCCL_SOCKET_IFNAME's syntax.
+#include "ncclnet/interfaces.hpp"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -12,7 +12,7 @@
 #include <cstring>
 #include <fstream>
 
-namespace ncclnet::socket {
+namespace ncclnet {
 
 std::string pciPathOf(const std::string& ifname) {
   std::string link = "/sys/class/net/" + ifname + "/device";
@@ -54,8 +54,12 @@ bool usableAddress(const sockaddr* sa, int family) {
   if (sa->sa_family != AF_INET && sa->sa_family != AF_INET6) return false;
   if (family != AF_UNSPEC && sa->sa_family != family) return false;
   if (sa->sa_family == AF_INET6) {
+    // NCCL skips ::1. It keeps a link-local address; this SDK skips it: a
+    // peer cannot reach it without knowing the scope.
     const auto* in6 = reinterpret_cast<const sockaddr_in6*>(sa);
-    if (IN6_IS_ADDR_LINKLOCAL(&in6->sin6_addr)) return false;
+    if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) || IN6_IS_ADDR_LINKLOCAL(&in6->sin6_addr)) {
+      return false;
+    }
   }
   return true;
 }
@@ -65,7 +69,8 @@ std::vector<Interface> collect(const NameList& filter, int family) {
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0) return found;
   for (ifaddrs* it = list; it != nullptr; it = it->ifa_next) {
-    if (!(it->ifa_flags & IFF_UP) || !usableAddress(it->ifa_addr, family)) continue;
+    // Running: up and attached, as NCCL asks (findInterfaces).
+    if (!(it->ifa_flags & IFF_RUNNING) || !usableAddress(it->ifa_addr, family)) continue;
     std::string name = it->ifa_name;
     if (!filter.keeps(name)) continue;
     bool seen = false;  // one device per interface: its first usable address
@@ -87,7 +92,8 @@ std::vector<Interface> collect(const NameList& filter, int family) {
 
 }  // namespace
 
-std::vector<Interface> findInterfaces(const std::string& spec, int family, const Logger& log) {
+std::vector<Interface> findInterfaces(const std::string& spec, int family, Loopback loopback,
+                                      const Logger& log) {
   std::vector<Interface> found;
   if (!spec.empty()) {
     found = collect(NameList::parse(spec, kMaxInterfaceEntries), family);
@@ -97,11 +103,17 @@ std::vector<Interface> findInterfaces(const std::string& spec, int family, const
     }
     return found;
   }
-  // NCCL's automatic order, minus its last resort: loopback is never chosen
-  // unless asked for, so two hosts never "connect" through their own lo.
+  // NCCL's automatic order (ncclFindInterfaces; its NCCL_COMM_ID subnet
+  // match applies to the bootstrap only).
   found = collect(NameList::parse("ib", kMaxInterfaceEntries), family);
-  if (found.empty()) found = collect(NameList::parse("^docker,lo", kMaxInterfaceEntries), family);
+  if (found.empty()) {
+    found = collect(NameList::parse("^docker,lo,virbr", kMaxInterfaceEntries), family);
+  }
   if (found.empty()) found = collect(NameList::parse("docker", kMaxInterfaceEntries), family);
+  if (found.empty() && loopback == Loopback::LastResort) {
+    found = collect(NameList::parse("lo", kMaxInterfaceEntries), family);
+  }
+  if (found.empty()) found = collect(NameList::parse("virbr", kMaxInterfaceEntries), family);
   if (found.empty()) {
     NCCLNET_INFO(log, NCCL_INIT | NCCL_NET,
                  "no usable interface (loopback is used only with NCCL_SOCKET_IFNAME=lo)");
@@ -127,4 +139,4 @@ std::string describeAddress(const sockaddr* addr) {
   return "(unknown family " + std::to_string(addr->sa_family) + ")";
 }
 
-}  // namespace ncclnet::socket
+}  // namespace ncclnet

@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// sdk-ib: non-blocking handshake sockets.
-#include "oob.hpp"
+// nccl-net-sdk: non-blocking handshake sockets.
+#include "ncclnet/oob_channel.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <ifaddrs.h>
-#include <net/if.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <unistd.h>
@@ -13,9 +11,9 @@
 #include <cerrno>
 #include <cstring>
 
-#include "ncclnet/name_list.hpp"
+#include "ncclnet/interfaces.hpp"
 
-namespace ncclnet::ib {
+namespace ncclnet {
 namespace {
 
 socklen_t lengthOf(const sockaddr_storage& addr) {
@@ -29,34 +27,15 @@ std::string errorText(const char* what) {
 }  // namespace
 
 bool oobLocalAddress(const std::string& ifname, sockaddr_storage* out, std::string* why) {
-  ifaddrs* list = nullptr;
-  if (getifaddrs(&list) != 0) {
-    *why = errorText("getifaddrs");
+  std::vector<Interface> found =
+      findInterfaces(ifname, AF_UNSPEC, Loopback::LastResort, Logger(nullptr, "NET/oob"));
+  if (found.empty()) {
+    *why = ifname.empty() ? "no interface is running, not even lo"
+                          : "no running interface matches NCCL_SOCKET_IFNAME=" + ifname;
     return false;
   }
-  // NCCL_SOCKET_IFNAME, read as NCCL reads it (empty: every interface).
-  const NameList wanted = NameList::parse(ifname, kMaxInterfaceEntries);
-  bool found = false;
-  for (ifaddrs* i = list; i != nullptr && !found; i = i->ifa_next) {
-    if (i->ifa_addr == nullptr || !(i->ifa_flags & IFF_UP)) continue;
-    int family = i->ifa_addr->sa_family;
-    if (family != AF_INET && (family != AF_INET6 || ifname.empty())) continue;
-    if (ifname.empty() && (i->ifa_flags & IFF_LOOPBACK)) continue;
-    if (!wanted.keeps(i->ifa_name)) continue;
-    std::memset(out, 0, sizeof(*out));
-    std::memcpy(out, i->ifa_addr, family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6));
-    found = true;
-  }
-  freeifaddrs(list);
-  if (found) return true;
-  if (!ifname.empty()) {
-    *why = "no up interface matches NCCL_SOCKET_IFNAME=" + ifname;
-    return false;
-  }
-  auto* in = reinterpret_cast<sockaddr_in*>(out);  // a single host: loopback
   std::memset(out, 0, sizeof(*out));
-  in->sin_family = AF_INET;
-  in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::memcpy(out, &found.front().addr, found.front().addrLen);
   return true;
 }
 
@@ -170,4 +149,4 @@ std::string oobPeer(const Fd& fd) {
   return addressString(addr);
 }
 
-}  // namespace ncclnet::ib
+}  // namespace ncclnet
