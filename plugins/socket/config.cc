@@ -130,7 +130,8 @@ constexpr Knob<Config> kKnobs[] = {
             "for crowding"),
     flagKnob("NCCLNET_SOCKET_UNPACK", &Config::unpack, false,
              "1: offer NCCL's UNPACK device handle on receive comms (payload lands in bounce "
-             "pages the GPU copies into place); needs NCCL_PROTO=Simple and a CUDA driver"),
+             "pages the GPU copies into place); needs NCCL_PROTO=Simple, NCCL_PAT_ENABLE=0 and a "
+             "CUDA driver"),
     intKnob("NCCLNET_SOCKET_UNPACK_ARENA_MB", &Config::unpackArenaMiB, 8, 4, 256,
             "bounce pages per UNPACK receive comm, in MiB (at least 4: the largest receive)"),
     intKnob("NCCLNET_SOCKET_UNPACK_COMMS", &Config::unpackComms, 32, 1, 4096,
@@ -217,6 +218,21 @@ ncclResult_t Config::read(ParamTable& params, int cores, Config* out) {
                    "NCCL_PROTO=Simple (NCCL's LL and LL128 kernels read received data in place, "
                    "without an unpack step); receive comms stay in host mode",
                    proto != nullptr ? proto : "");
+      c.unpack = false;
+    }
+  }
+  if (c.unpack) {
+    // NCCL's PAT kernels (allgather and reduce-scatter with one rank per
+    // node) read the step buffer in place too, and NCCL 2.24 to 2.30 do not
+    // keep PAT off for an UNPACK device by themselves (ncclnet/nccl_protocols.hpp).
+    const char* pat = std::getenv("NCCL_PAT_ENABLE");
+    if (!ncclPatOff(pat)) {
+      NCCLNET_WARN(params.logger(),
+                   "NCCLNET_SOCKET_UNPACK=1 ignored: NCCL_PAT_ENABLE is '%s', and UNPACK needs "
+                   "NCCL_PAT_ENABLE=0 (NCCL's PAT kernels read received data in place, and NCCL "
+                   "2.24 to 2.30 pick PAT for an UNPACK device when each node has one rank); "
+                   "receive comms stay in host mode",
+                   pat != nullptr ? pat : "");
       c.unpack = false;
     }
   }

@@ -199,9 +199,10 @@ plugin_run() {  # NAME PLUGIN_SO NCCL_NET_NAME [VAR=VALUE ...]
 
 if want nccl; then
   note "== every plugin inside real NCCL"
-  # UNPACK: NCCL's own receive kernels unpack sdk-socket's bounce pages.
+  # UNPACK: NCCL's own receive kernels unpack sdk-socket's bounce pages;
+  # only SIMPLE ring and tree kernels do (no LL, LL128 or PAT).
   plugin_run sdk-socket-unpack "$build/plugins/socket/libnccl-net-sdk-socket.so" sdk-socket \
-    NCCLNET_SOCKET_UNPACK=1 NCCL_PROTO=Simple
+    NCCLNET_SOCKET_UNPACK=1 NCCL_PROTO=Simple NCCL_PAT_ENABLE=0
   if ! grep -h -m1 "NCCL_NET_DEVICE_UNPACK net plugin version 7" "$OUT"/nccl-sdk-socket-unpack/*.log \
       >>"$summary"; then
     note "sdk-socket-unpack: NCCL did not take the UNPACK device"

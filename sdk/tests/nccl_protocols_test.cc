@@ -6,6 +6,7 @@
 
 namespace {
 
+using ncclnet::ncclPatOff;
 using ncclnet::NcclProtocols;
 using ncclnet::parseNcclProto;
 
@@ -37,6 +38,21 @@ TEST(NcclProto, OtherSyntaxIsNotGuessed) {
   EXPECT_FALSE(parseNcclProto("allreduce:simple", &p));
   EXPECT_FALSE(parseNcclProto("Simple,", &p));
   EXPECT_FALSE(parseNcclProto("LL256", &p));
+}
+
+// NCCL_PAT_ENABLE as NCCL's ncclLoadParam reads it: unset, empty or out of
+// range keeps the default (automatic, PAT on where NCCL allows it); any
+// text strtoll reads as 0 turns it off.
+TEST(NcclPat, OffOnlyWhenNcclReadsZero) {
+  EXPECT_FALSE(ncclPatOff(nullptr));
+  EXPECT_FALSE(ncclPatOff(""));
+  EXPECT_FALSE(ncclPatOff("1"));
+  EXPECT_FALSE(ncclPatOff("2"));
+  EXPECT_FALSE(ncclPatOff("0x1"));
+  EXPECT_FALSE(ncclPatOff("99999999999999999999"));  // ERANGE: NCCL keeps the default
+  EXPECT_TRUE(ncclPatOff("0"));
+  EXPECT_TRUE(ncclPatOff("00"));
+  EXPECT_TRUE(ncclPatOff("0x0"));
 }
 
 }  // namespace

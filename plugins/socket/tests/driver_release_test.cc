@@ -56,6 +56,7 @@ TEST_F(DriverRelease, HolderKeepsTheDriverPastItsSlot) {
 TEST_F(DriverRelease, SocketUnpackReleasesItsDriverAtUnload) {
   setenv("NCCLNET_SOCKET_UNPACK", "1", 1);
   setenv("NCCL_PROTO", "Simple", 1);
+  setenv("NCCL_PAT_ENABLE", "0", 1);
   void* library = dlopen(SDK_SOCKET_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(library, nullptr) << dlerror();
   auto* net = static_cast<ncclNet_v12_t*>(dlsym(library, "ncclNetPlugin_v12"));
@@ -75,6 +76,7 @@ TEST_F(DriverRelease, SocketUnpackReleasesItsDriverAtUnload) {
   EXPECT_EQ(closes(), 1);
   unsetenv("NCCLNET_SOCKET_UNPACK");
   unsetenv("NCCL_PROTO");
+  unsetenv("NCCL_PAT_ENABLE");
 }
 
 }  // namespace

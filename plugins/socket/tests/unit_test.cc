@@ -284,20 +284,23 @@ TEST(Config, OnlyAutomaticThreadCountsMayShrink) {
   EXPECT_FALSE(automatic(nullptr, "1"));
 }
 
+// Sets (or unsets) one variable for a scope.
+struct Env {
+  const char* name;
+  Env(const char* n, const char* v) : name(n) {
+    if (v != nullptr)
+      setenv(n, v, 1);
+    else
+      unsetenv(n);
+  }
+  ~Env() { unsetenv(name); }
+};
+
 // UNPACK mode is taken only where NCCL will unpack every step: with
 // NCCL_PROTO leaving SIMPLE alone; otherwise one warning and host mode.
 TEST(Config, UnpackNeedsSimpleOnly) {
-  struct Env {
-    const char* name;
-    Env(const char* n, const char* v) : name(n) {
-      if (v != nullptr)
-        setenv(n, v, 1);
-      else
-        unsetenv(n);
-    }
-    ~Env() { unsetenv(name); }
-  };
   Env unpack("NCCLNET_SOCKET_UNPACK", "1");
+  Env pat("NCCL_PAT_ENABLE", "0");
   for (const char* proto : {"Simple", "^LL,LL128", "simple"}) {
     Env p("NCCL_PROTO", proto);
     ParamTable params(Logger(nullptr, "test"));
@@ -319,6 +322,29 @@ TEST(Config, UnpackNeedsSimpleOnly) {
   ParamTable params(Logger(nullptr, "test"));
   Config c;
   EXPECT_EQ(Config::read(params, 2, &c), ncclInvalidUsage);
+}
+
+// ... and with PAT off: NCCL 2.24 to 2.30 run allgather and reduce-scatter
+// as PAT on an UNPACK device when each node has one rank, and PAT kernels
+// have no unpack step (inside NCCL 2.28.9 an 8-byte allgather then read
+// a step buffer still holding an earlier all-reduce's bytes).
+TEST(Config, UnpackNeedsPatOff) {
+  Env unpack("NCCLNET_SOCKET_UNPACK", "1");
+  Env proto("NCCL_PROTO", "Simple");
+  for (const char* value : {"0", "0x0"}) {
+    Env pat("NCCL_PAT_ENABLE", value);
+    ParamTable params(Logger(nullptr, "test"));
+    Config c;
+    ASSERT_EQ(Config::read(params, 2, &c), ncclSuccess);
+    EXPECT_TRUE(c.unpack) << value;
+  }
+  for (const char* value : {static_cast<const char*>(nullptr), "", "1", "2"}) {
+    Env pat("NCCL_PAT_ENABLE", value);
+    ParamTable params(Logger(nullptr, "test"));
+    Config c;
+    ASSERT_EQ(Config::read(params, 2, &c), ncclSuccess);
+    EXPECT_FALSE(c.unpack) << (value ? value : "(unset)");
+  }
 }
 
 // A trace directory that cannot take files fails init with a line naming

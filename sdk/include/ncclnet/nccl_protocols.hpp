@@ -2,10 +2,13 @@
 // File: ncclnet/nccl_protocols.hpp — which of NCCL's protocols NCCL_PROTO
 // leaves enabled, read the way NCCL reads it: a comma list of LL, LL128
 // and Simple in any case, where a leading '^' names the ones to leave out.
-// Unset or empty: all three.
+// Unset or empty: all three. Also whether NCCL_PAT_ENABLE keeps NCCL's PAT
+// algorithm off.
 #pragma once
 
 #include <cctype>
+#include <cerrno>
+#include <cstdlib>
 #include <string>
 
 namespace ncclnet {
@@ -50,6 +53,26 @@ inline bool parseNcclProto(const char* value, NcclProtocols* out) {
   }
   *out = exclude ? NcclProtocols{!named.ll, !named.ll128, !named.simple} : named;
   return true;
+}
+
+// Whether NCCL_PAT_ENABLE (its value, or NULL when unset) turns NCCL's PAT
+// algorithm off, read as NCCL reads an integer knob (src/misc/param.cc
+// ncclLoadParam): unset or empty keeps the default (2, automatic), anything
+// else goes through strtoll(value, NULL, 0), and a value strtoll rejects
+// (errno) keeps the default as well.
+//
+// An UNPACK device needs it off: PAT kernels read the step buffer in place,
+// without an unpack step, like LL and LL128. NCCL means to turn PAT off by
+// itself for such a device (src/graph/tuning.cc ncclPatEnable checks
+// comm->netDeviceType), but since 2.24 nothing sets comm->netDeviceType (2.23
+// did, in src/graph/topo.cc ncclTopoGetSystem), so with one rank per node
+// NCCL 2.24 to 2.30 run allgather and reduce-scatter as PAT on an UNPACK
+// device and read steps that were never unpacked.
+inline bool ncclPatOff(const char* value) {
+  if (value == nullptr || *value == '\0') return false;
+  errno = 0;
+  long long v = std::strtoll(value, nullptr, 0);
+  return errno == 0 && v == 0;
 }
 
 }  // namespace ncclnet
