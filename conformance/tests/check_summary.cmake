@@ -4,7 +4,8 @@
 # printed, word for word, and exits 1 because one failed; --verbose adds
 # what did not pass; a file that is no report exits 2 (cmake -P).
 #   -DBIN=<ncclnet-conformance> -DOUT=<dir> -DPROFILE=<broken.yaml>
-#   -DPASS=<plugin> -DWARN=<plugin> -DFAIL=<plugin>
+#   -DPLUGIN=<conf-tcp> -DWARN=<defect> -DFAIL=<defect> (CONF_TCP_DEFECT values;
+#   the pass run plants none)
 set(PASS_ARGS --abi all --gtest_filter=Properties.SpeedPositive)
 set(WARN_ARGS --gtest_filter=v12/Properties.NamesUnique)
 set(FAIL_ARGS --gtest_filter=v12/Data.RecvLargerThanSend)
@@ -13,7 +14,8 @@ set(lines "")
 foreach(kind PASS WARN FAIL)
   set(json ${OUT}/summary-${kind}.json)
   file(REMOVE ${json})
-  execute_process(COMMAND ${BIN} --plugin ${${kind}} --profile ${PROFILE} --no-progress
+  set(ENV{CONF_TCP_DEFECT} "${${kind}}")
+  execute_process(COMMAND ${BIN} --plugin ${PLUGIN} --profile ${PROFILE} --no-progress
                           --json ${json} ${${kind}_ARGS}
                   OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT out MATCHES "\n((PASS|FAIL): [^\n]*)\n")

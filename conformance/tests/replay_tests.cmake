@@ -70,7 +70,7 @@ endif()
 # Broken plugins: the first divergence, by trace line and what differed.
 add_test(NAME conformance_replay_catches_a_wrong_size
   COMMAND ${CMAKE_COMMAND} -DBIN=$<TARGET_FILE:ncclnet-conformance>
-          -DPLUGIN=$<TARGET_FILE:conf_tcp_wrong-sizes> -DJSON=${OUT}/replay-wrong-sizes.json
+          -DPLUGIN=$<TARGET_FILE:conf_tcp_plugin> -DJSON=${OUT}/replay-wrong-sizes.json
           "-DARGS=--gtest_filter=v12/Replay.RingSimple;--junit;${OUT}/replay-wrong-sizes.xml"
           -DJUNIT=${OUT}/replay-wrong-sizes.xml -DEXPECT=fail -DSCENARIO=Replay.RingSimple
           "-DRULE=rule 35 CompletionReportsSizes"
@@ -78,7 +78,7 @@ add_test(NAME conformance_replay_catches_a_wrong_size
           -P ${CHECK})
 add_test(NAME conformance_replay_catches_a_corrupt_byte
   COMMAND ${CMAKE_COMMAND} -DBIN=$<TARGET_FILE:ncclnet-conformance>
-          -DPLUGIN=$<TARGET_FILE:conf_tcp_corrupts-a-byte> -DJSON=${OUT}/replay-corrupts-a-byte.json
+          -DPLUGIN=$<TARGET_FILE:conf_tcp_plugin> -DJSON=${OUT}/replay-corrupts-a-byte.json
           "-DARGS=--gtest_filter=v12/Replay.P2pSharedBuffers;--junit;${OUT}/replay-corrupts-a-byte.xml"
           -DJUNIT=${OUT}/replay-corrupts-a-byte.xml -DEXPECT=fail -DSCENARIO=Replay.P2pSharedBuffers
           "-DRULE=rule 35 CompletionReportsSizes"
@@ -88,7 +88,7 @@ add_test(NAME conformance_replay_catches_a_corrupt_byte
 # later one overtakes (every run; early completion, timing-bound, in most).
 add_test(NAME conformance_replay_nccl_catches_reordered_sends
   COMMAND ${CMAKE_COMMAND} -DBIN=$<TARGET_FILE:ncclnet-conformance>
-          -DPLUGIN=$<TARGET_FILE:conf_tcp_reorders-sends> -DJSON=${OUT}/replay-nccl-reorders.json
+          -DPLUGIN=$<TARGET_FILE:conf_tcp_plugin> -DJSON=${OUT}/replay-nccl-reorders.json
           "-DARGS=--gtest_filter=v12/Replay.NcclP2p;--junit;${OUT}/replay-nccl-reorders.xml"
           -DJUNIT=${OUT}/replay-nccl-reorders.xml -DEXPECT=fail -DSCENARIO=Replay.NcclP2p
           "-DRULE=rule 35 CompletionReportsSizes"
@@ -96,6 +96,12 @@ add_test(NAME conformance_replay_nccl_catches_reordered_sends
           -P ${CHECK})
 set_tests_properties(conformance_replay_catches_a_wrong_size conformance_replay_catches_a_corrupt_byte
                      conformance_replay_nccl_catches_reordered_sends PROPERTIES TIMEOUT 120)
+set_tests_properties(conformance_replay_catches_a_wrong_size PROPERTIES
+                     ENVIRONMENT CONF_TCP_DEFECT=wrong-sizes)
+set_tests_properties(conformance_replay_catches_a_corrupt_byte PROPERTIES
+                     ENVIRONMENT CONF_TCP_DEFECT=corrupts-a-byte)
+set_tests_properties(conformance_replay_nccl_catches_reordered_sends PROPERTIES
+                     ENVIRONMENT CONF_TCP_DEFECT=reorders-sends)
 
 # Traces that cannot be replayed are refused with one line that says why.
 add_test(NAME conformance_replay_refuses_an_unpaired_connect

@@ -32,8 +32,9 @@
 #              sdk-ofi sdk-ib aws-ofi-nccl, the last from STAGE_DIR/interop;
 #              E2E_FILTER narrows the scenarios, a gtest
 #              pattern after "*/Nccl."; not in the default PARTS)
-#   truth      what real NCCL does with every broken conf-tcp build
-#              (scripts/gpu/ground_truth.sh; not in the default PARTS)
+#   truth      what real NCCL does with every defect conf-tcp can plant
+#              (scripts/gpu/ground_truth.sh, TRUTH_DEFECTS to pick some;
+#              not in the default PARTS)
 #   thresholds where real NCCL starts to fail for each rule with a threshold
 #              (scripts/gpu/thresholds.sh; not in the default PARTS)
 #   interop    the interop matrix (scripts/interop/run_matrix.sh, one GPU):
@@ -269,8 +270,8 @@ PY
 fi
 
 if want truth; then
-  note "== ground truth: real NCCL over each broken conf-tcp build"
-  "$here/ground_truth.sh" "$build" "$OUT/truth" ${TRUTH_BUILDS:-} >/dev/null 2>&1
+  note "== ground truth: real NCCL over each defect conf-tcp plants"
+  "$here/ground_truth.sh" "$build" "$OUT/truth" ${TRUTH_DEFECTS:-} >/dev/null 2>&1
   cat "$OUT/truth/truth.txt" >>"$summary"
 fi
 

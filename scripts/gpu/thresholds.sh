@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Where real NCCL starts to fail, for every rule whose check has a threshold
-# (docs/contract.md): conf-tcp-tunable (conformance/tests/plugins/conf_tcp/
+# (docs/contract.md): conf-tcp (conformance/tests/plugins/conf_tcp/
 # tunables.hpp) takes a property or a call's duration from its environment,
 # and one nccl-driver job runs at each value, on either side of the suite's
 # threshold, without a checker so that the verdict is NCCL's own. Then the
@@ -17,7 +17,7 @@ build=$(realpath "$1")
 out=$2
 mkdir -p "$out"
 driver=$build/tools/nccl-driver/nccl-driver
-tunable=$build/conformance/tests/libnccl-net-conf-tcp-tunable.so
+tunable=$build/conformance/tests/libnccl-net-conf-tcp.so
 checker=$build/tools/ncclnet-check/libnccl-net-sdk-check.so
 softverbs=$build/sdk/testing/devices/softverbs/libsoftverbs.so
 export NCCL_SOCKET_IFNAME=${NCCL_SOCKET_IFNAME:-lo} NCCL_NET_PLUGIN_REF_COUNT=1
@@ -44,7 +44,7 @@ small=(--min-bytes 8 --max-bytes 64K --factor 8 --iters 2 --warmup 1)
 tunable_job() {  # RULE NAME LIMIT_S [VAR=VALUE ...] -- [nccl-driver options]
   local rule=$1 name=$2 limit=$3
   shift 3
-  job "$rule" "$name" "$limit" NCCL_NET_PLUGIN="$tunable" NCCL_NET=conf-tcp-tunable "$@"
+  job "$rule" "$name" "$limit" NCCL_NET_PLUGIN="$tunable" NCCL_NET=conf-tcp CONF_TCP_DEFECT= "$@"
 }
 
 # Rule 14: the latency NCCL adds to every inter-node step of its model

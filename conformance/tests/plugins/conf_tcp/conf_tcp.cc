@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // conf-tcp: a small, correct TCP-over-loopback net plugin the conformance
 // suite is developed and tested with, built with the SDK's export macro.
-// Two devices on 127.0.0.1, grouped receives up to 8, every rule honoured;
-// each CONF_TCP_DEFECT_* build breaks exactly one on purpose.
+// Two devices on 127.0.0.1, grouped receives up to 8, every rule honoured
+// unless CONF_TCP_DEFECT names defects to plant (defects.hpp).
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -22,13 +22,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "defects.hpp"
 #include "ncclnet/plugin.hpp"
 #include "tcp_comm.hpp"
 #include "tunables.hpp"
-
-#ifndef CONF_TCP_NAME
-#define CONF_TCP_NAME "conf-tcp"
-#endif
 
 namespace conftcp {
 namespace {
@@ -90,24 +87,26 @@ void tune(int fd) {
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
-#if defined(CONF_TCP_CALLS_HOST_UNCHECKED) || defined(CONF_TCP_DEFECT_BAD_PROFILER_EVENTS)
-// Calls what the host handed init the way several third-party plugins do:
-// the logger and, through a v10+ table, the profiler callback, from init
-// and from every call after, without a NULL check (NCCL never passes NULL).
+// In the noisy mode (and with bad-profiler-events), calls what the host
+// handed init the way several third-party plugins do: the logger and,
+// through a v10+ table, the profiler callback, from init and from every call
+// after, without a NULL check (NCCL never passes NULL). Otherwise it calls
+// nothing, as the correct plugin never did.
 class HostCalls {
  public:
-  explicit HostCalls(const ncclnet::InitArgs& args)
+  HostCalls(const ncclnet::InitArgs& args, const Defects& defects)
       : log_(args.logger.function()),
         profiler_(args.abiHasProfiler ? args.profiler : nullptr),
-        hasProfiler_(args.abiHasProfiler) {}
+        hasProfiler_(args.abiHasProfiler),
+        on_(defects.has(Defect::Noisy) || defects.has(Defect::BadProfilerEvents)),
+        badEvents_(defects.has(Defect::BadProfilerEvents)) {}
   void operator()(const char* fn, void* phandle = nullptr) const {
+    if (!on_) return;
     log_(NCCL_LOG_TRACE, NCCL_NET, __FILE__, __LINE__, "conf-tcp: %s", fn);
     // Events belong to transfers NCCL handed a phandle (its step).
     if (!hasProfiler_ || phandle == nullptr) return;
     void* event = nullptr;
-#ifdef CONF_TCP_DEFECT_BAD_PROFILER_EVENTS
-    profiler_(&event, 9, phandle, 1, nullptr);  // defect: no such event type
-#endif
+    if (badEvents_) profiler_(&event, 9, phandle, 1, nullptr);  // defect: no such event type
     profiler_(&event, ncclProfilerNetEventStart, phandle, 1, nullptr);
     profiler_(&event, ncclProfilerNetEventUpdate, phandle, 1, nullptr);
     profiler_(&event, ncclProfilerNetEventStop, phandle, 1, nullptr);
@@ -117,73 +116,65 @@ class HostCalls {
   ncclDebugLogger_t log_;
   ncclProfilerCallback_t profiler_;
   bool hasProfiler_;
+  bool on_;
+  bool badEvents_;
 };
-#define CONF_TCP_HOST_CALL(...) host_(__VA_ARGS__)
-#else
-#define CONF_TCP_HOST_CALL(...) \
-  do {                          \
-  } while (0)
-#endif
 
 class ConfTcp {
  public:
-  static constexpr const char* kName = CONF_TCP_NAME;
+  static constexpr const char* kName = "conf-tcp";
 
+  // The environment is read here, once: the defects to plant and the
+  // tunables. A value that does not parse fails init with one line saying
+  // why, so a misspelt defect never runs as the correct plugin.
   static ncclResult_t create(const ncclnet::InitArgs& args, std::unique_ptr<ConfTcp>* out) {
-#ifdef CONF_TCP_DEFECT_CRASHES_IN_INIT
-    volatile int* nowhere = nullptr;
-    *nowhere = 1;  // defect: dies while NCCL (or the probe) initializes it
-#endif
-    *out = std::make_unique<ConfTcp>(args);
-#ifdef CONF_TCP_TUNABLE
+    Defects defects;
+    std::string error;
+    if (!Defects::parse(std::getenv("CONF_TCP_DEFECT"), &defects, &error)) {
+      NCCLNET_WARN(args.logger, "init: %s", error.c_str());
+      return ncclInvalidArgument;
+    }
     std::string bad;
-    (*out)->tunables_ = Tunables::fromEnvironment(&bad);
+    Tunables tunables = Tunables::fromEnvironment(&bad);
     if (!bad.empty()) {
-      out->reset();
       NCCLNET_WARN(args.logger, "init: %s does not parse whole", bad.c_str());
       return ncclInvalidArgument;
     }
-#endif
+    if (defects.has(Defect::CrashesInInit)) {
+      volatile int* nowhere = nullptr;
+      *nowhere = 1;  // defect: dies while NCCL (or the probe) initializes it
+    }
+    *out = std::make_unique<ConfTcp>(args, defects, tunables);
     return ncclSuccess;
   }
-  explicit ConfTcp(const ncclnet::InitArgs& args)
-      : log_(args.logger)
-#if defined(CONF_TCP_CALLS_HOST_UNCHECKED) || defined(CONF_TCP_DEFECT_BAD_PROFILER_EVENTS)
-        ,
-        host_(args)
-#endif
-  {
-    CONF_TCP_HOST_CALL("init");
-#ifdef CONF_TCP_DEFECT_SEGFAULTS_BEHIND_A_HANDLER
-    // As some fabric libraries do: a SIGSEGV handler of their own that
-    // turns a crash into exit(1), hiding the signal from the parent.
-    struct sigaction quiet {};
-    quiet.sa_handler = [](int) { std::exit(1); };
-    sigemptyset(&quiet.sa_mask);
-    sigaction(SIGSEGV, &quiet, nullptr);
-#endif
+  ConfTcp(const ncclnet::InitArgs& args, const Defects& defects, const Tunables& tunables)
+      : log_(args.logger), defects_(defects), tunables_(tunables), host_(args, defects) {
+    host_("init");
+    if (defects_.has(Defect::SegfaultsBehindAHandler)) {
+      // As some fabric libraries do: a SIGSEGV handler of their own that
+      // turns a crash into exit(1), hiding the signal from the parent.
+      struct sigaction quiet {};
+      quiet.sa_handler = [](int) { std::exit(1); };
+      sigemptyset(&quiet.sa_mask);
+      sigaction(SIGSEGV, &quiet, nullptr);
+    }
   }
 
   ncclResult_t devices(int* ndev) {
-    CONF_TCP_HOST_CALL("devices");
+    host_("devices");
     *ndev = kDevices;
     return ncclSuccess;
   }
 
   ncclResult_t getProperties(int dev, ncclNetProperties_v12_t* props) {
-    CONF_TCP_HOST_CALL("getProperties");
+    host_("getProperties");
     if (dev < 0 || dev >= kDevices) return bad("getProperties", "no such device");
-#ifdef CONF_TCP_DEFECT_DUPLICATE_NAMES
-    props->name = names_[0];  // defect: every device has the same name
-#else
-    props->name = names_[dev];
-#endif
+    props->name = names_[defects_.has(Defect::DuplicateNames) ? 0 : dev];  // defect: one name
     props->pciPath = nullptr;
     props->guid = 0xc0f0 + static_cast<uint64_t>(dev);
     props->ptrSupport = NCCL_PTR_HOST;
-#ifdef CONF_TCP_DEFECT_BAD_PROPERTY
-    props->ptrSupport = NCCL_PTR_HOST | NCCL_PTR_DMABUF;  // defect: DMA-BUF without regMrDmaBuf
-#endif
+    if (defects_.has(Defect::BadProperty))
+      props->ptrSupport = NCCL_PTR_HOST | NCCL_PTR_DMABUF;  // defect: DMA-BUF without regMrDmaBuf
     props->regIsGlobal = 1;  // regMr is a table insert: re-registration is free
     props->forceFlush = 0;
     props->speed = 10000;
@@ -205,7 +196,7 @@ class ConfTcp {
   }
 
   ncclResult_t listen(const ncclnet::CommContext&, int dev, void* handle, void** listenComm) {
-    CONF_TCP_HOST_CALL("listen");
+    host_("listen");
     Tunables::stall(tunables_.slowSetupMs);
     if (dev < 0 || dev >= kDevices || handle == nullptr)
       return bad("listen", "bad device or handle");
@@ -232,21 +223,18 @@ class ConfTcp {
 
   ncclResult_t connect(const ncclnet::CommContext&, int, void* handle, void** sendComm,
                        ncclNetDeviceHandle_v12_t**) {
-    CONF_TCP_HOST_CALL("connect");
+    host_("connect");
     Tunables::stall(tunables_.slowSetupMs);
-#if defined(CONF_TCP_DEFECT_SEGFAULTS_IN_CONNECT) || \
-    defined(CONF_TCP_DEFECT_SEGFAULTS_BEHIND_A_HANDLER)
-    volatile int* nowhere = nullptr;
-    *nowhere = 1;  // defect: a NULL dereference in connect
-#endif
+    if (defects_.has(Defect::SegfaultsInConnect) || defects_.has(Defect::SegfaultsBehindAHandler)) {
+      volatile int* nowhere = nullptr;
+      *nowhere = 1;  // defect: a NULL dereference in connect
+    }
     Handle h;
     std::memcpy(&h, handle, sizeof(h));
     if (h.magic != kHandleMagic) return bad("connect", "not a conf-tcp handle");
     *sendComm = nullptr;
     std::lock_guard<std::mutex> lock(mutex_);
-#ifdef CONF_TCP_DEFECT_POISONED_BY_BAD_CONNECT
     if (poisoned_) return bad("connect", "an earlier connect failed");  // defect: one for all
-#endif
     if (h.connectId == 0) {
       int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
       if (fd < 0) return sys("connect");
@@ -255,29 +243,28 @@ class ConfTcp {
       addr.sin_family = AF_INET;
       addr.sin_addr.s_addr = h.addr;
       addr.sin_port = h.port;
-#ifdef CONF_TCP_DEFECT_BLOCKS_IN_CONNECT
-      // Defect: wait until the peer has accepted (it sends one byte then).
-      fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-      char ack;
-      Hello hello{kHelloMagic, h.nonce};
-      if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-          write(fd, &hello, sizeof(hello)) != static_cast<ssize_t>(sizeof(hello)) ||
-          read(fd, &ack, 1) != 1) {
-        close(fd);
-        return sys("connect");
+      if (defects_.has(Defect::BlocksInConnect)) {
+        // Defect: wait until the peer has accepted (it sends one byte then).
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+        char ack;
+        Hello hello{kHelloMagic, h.nonce};
+        if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+            write(fd, &hello, sizeof(hello)) != static_cast<ssize_t>(sizeof(hello)) ||
+            read(fd, &ack, 1) != 1) {
+          close(fd);
+          return sys("connect");
+        }
+        tune(fd);
+        auto blocked = std::make_unique<SendComm>(fd, defects_);
+        *sendComm = blocked.get();
+        sends_.emplace(blocked.get(), std::move(blocked));
+        return ncclSuccess;
       }
-      tune(fd);
-      auto blocked = std::make_unique<SendComm>(fd);
-      *sendComm = blocked.get();
-      sends_.emplace(blocked.get(), std::move(blocked));
-      return ncclSuccess;
-#else
       if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 &&
           errno != EINPROGRESS) {
         close(fd);
         return connectFailed();
       }
-#endif
       h.connectId = ++nextConnectId_;
       connecting_[h.connectId] = fd;
       std::memcpy(handle, &h, sizeof(h));
@@ -301,7 +288,7 @@ class ConfTcp {
       errno = error;
       return connectFailed();
     }
-    auto comm = std::make_unique<SendComm>(it->second);
+    auto comm = std::make_unique<SendComm>(it->second, defects_);
     connecting_.erase(it);
     *sendComm = comm.get();
     sends_.emplace(comm.get(), std::move(comm));
@@ -313,7 +300,7 @@ class ConfTcp {
   // comm; a connection that closes or says anything else is dropped, and a
   // silent one waits without holding up the others.
   ncclResult_t accept(void* listenComm, void** recvComm, ncclNetDeviceHandle_v12_t**) {
-    CONF_TCP_HOST_CALL("accept");
+    host_("accept");
     Tunables::stall(tunables_.slowSetupMs);
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = listens_.find(listenComm);
@@ -321,9 +308,8 @@ class ConfTcp {
     *recvComm = nullptr;
     Listen& l = *it->second;
     for (;;) {
-#ifdef CONF_TCP_DEFECT_ONE_HANDSHAKE_AT_A_TIME
-      if (!l.pending.empty()) break;  // defect: the next connection waits for this one's hello
-#endif
+      if (defects_.has(Defect::OneHandshakeAtATime) && !l.pending.empty())
+        break;  // defect: the next connection waits for this one's hello
       int fd = accept4(l.fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd >= 0) {
         l.pending.push_back(Pending{fd, {}, 0});
@@ -350,18 +336,17 @@ class ConfTcp {
       p = l.pending.erase(p);
       if (!peer) {
         close(fd);
-#ifdef CONF_TCP_DEFECT_ACCEPT_FAILS_ON_STRAY
-        return bad("accept", "a connection that is not a conf-tcp peer");  // defect: fatal
-#endif
+        if (defects_.has(Defect::AcceptFailsOnStray))
+          return bad("accept", "a connection that is not a conf-tcp peer");  // defect: fatal
         NCCLNET_INFO(log_, NCCL_NET, "accept: dropped a connection that is not a conf-tcp peer");
         continue;
       }
       tune(fd);
-#ifdef CONF_TCP_DEFECT_BLOCKS_IN_CONNECT
-      char ack = 1;
-      if (write(fd, &ack, 1) != 1) return sys("accept");
-#endif
-      auto comm = std::make_unique<RecvComm>(fd);
+      if (defects_.has(Defect::BlocksInConnect)) {
+        char ack = 1;
+        if (write(fd, &ack, 1) != 1) return sys("accept");
+      }
+      auto comm = std::make_unique<RecvComm>(fd, defects_);
       *recvComm = comm.get();
       recvs_.emplace(comm.get(), std::move(comm));
       return ncclSuccess;
@@ -370,7 +355,7 @@ class ConfTcp {
   }
 
   ncclResult_t regMr(void* comm, void* data, size_t size, int type, void** mhandle) {
-    CONF_TCP_HOST_CALL("regMr");
+    host_("regMr");
     std::lock_guard<std::mutex> lock(mutex_);
     if (type != NCCL_PTR_HOST) return bad("regMr", "only host memory");
     if (!sends_.count(comm) && !recvs_.count(comm)) return bad("regMr", "unknown comm");
@@ -381,7 +366,7 @@ class ConfTcp {
   }
 
   ncclResult_t deregMr(void*, void* mhandle) {
-    CONF_TCP_HOST_CALL("deregMr");
+    host_("deregMr");
     Tunables::stall(tunables_.slowCloseMs);
     std::lock_guard<std::mutex> lock(mutex_);
     return mrs_.erase(mhandle) ? ncclSuccess : bad("deregMr", "not an mhandle of regMr");
@@ -389,22 +374,19 @@ class ConfTcp {
 
   ncclResult_t isend(void* sendComm, void* data, size_t size, int tag, void* mhandle,
                      [[maybe_unused]] void* phandle, void** request) {
-    CONF_TCP_HOST_CALL("isend", phandle);
+    host_("isend", phandle);
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = sends_.find(sendComm);
     if (it == sends_.end()) return bad("isend", "unknown sendComm");
-#ifdef CONF_TCP_DEFECT_SEGFAULTS_ON_BAD_MHANDLE
-    if (!mrs_.count(mhandle)) {
+    if (defects_.has(Defect::SegfaultsOnBadMhandle) && !mrs_.count(mhandle)) {
       volatile int* nowhere = nullptr;
       *nowhere = 1;  // defect: dies on an mhandle regMr never returned (NCCL never passes one)
     }
-#endif
     if (!covers(mhandle, data, size)) return bad("isend", "buffer outside its registration");
     Request* r = it->second->pool().acquire();
-#ifdef CONF_TCP_DEFECT_KEEPS_STALE_REQUEST
-    if (r == nullptr) return ncclSuccess;  // defect: *request keeps what the caller left there
-#endif
-    *request = r;  // NULL: every request is in flight, NCCL retries later
+    if (r == nullptr && defects_.has(Defect::KeepsStaleRequest))
+      return ncclSuccess;  // defect: *request keeps what the caller left there
+    *request = r;          // NULL: every request is in flight, NCCL retries later
     if (r == nullptr) return ncclSuccess;
     r->owner = it->second.get();
     r->isSend = true;
@@ -418,7 +400,7 @@ class ConfTcp {
 
   ncclResult_t irecv(void* recvComm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
                      [[maybe_unused]] void** phandles, void** request) {
-    CONF_TCP_HOST_CALL("irecv", phandles ? phandles[0] : nullptr);
+    host_("irecv", phandles ? phandles[0] : nullptr);
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = recvs_.find(recvComm);
     if (it == recvs_.end()) return bad("irecv", "unknown recvComm");
@@ -427,17 +409,13 @@ class ConfTcp {
       if (!covers(mhandles[i], data[i], sizes[i]))
         return bad("irecv", "buffer outside its registration");
     }
-#ifdef CONF_TCP_DEFECT_LEAVES_SENTINEL
     bool hinted = *request == reinterpret_cast<void*>(NCCL_NET_OPTIONAL_RECV_COMPLETION);
-#endif
     Request* r = it->second->pool().acquire();
-#ifdef CONF_TCP_DEFECT_KEEPS_STALE_REQUEST
-    if (r == nullptr) return ncclSuccess;  // defect: *request keeps what the caller left there
-#endif
+    if (r == nullptr && defects_.has(Defect::KeepsStaleRequest))
+      return ncclSuccess;  // defect: *request keeps what the caller left there
     *request = r;
-#ifdef CONF_TCP_DEFECT_LEAVES_SENTINEL
-    if (hinted) *request = reinterpret_cast<void*>(NCCL_NET_OPTIONAL_RECV_COMPLETION);  // defect
-#endif
+    if (hinted && defects_.has(Defect::LeavesSentinel))
+      *request = reinterpret_cast<void*>(NCCL_NET_OPTIONAL_RECV_COMPLETION);  // defect
     if (r == nullptr) return ncclSuccess;
     r->owner = it->second.get();
     r->n = n;
@@ -451,13 +429,13 @@ class ConfTcp {
   }
 
   ncclResult_t iflush(void*, int, void**, int*, void**, void** request) {
-    CONF_TCP_HOST_CALL("iflush");
+    host_("iflush");
     *request = nullptr;  // host memory is coherent: nothing to flush
     return ncclSuccess;
   }
 
   ncclResult_t test(void* request, int* done, int* sizes) {
-    CONF_TCP_HOST_CALL("test");
+    host_("test");
     std::lock_guard<std::mutex> lock(mutex_);
     Request* r = findRequest(request);
     if (r == nullptr) return bad("test", "not a request in flight");
@@ -466,9 +444,8 @@ class ConfTcp {
     else
       static_cast<RecvComm*>(r->owner)->progress();
     *done = r->done;
-#ifdef CONF_TCP_DEFECT_NEVER_COMPLETES
-    if (!r->isSend) *done = 0;  // defect: receives never report completion
-#endif
+    if (!r->isSend && defects_.has(Defect::NeverCompletes))
+      *done = 0;  // defect: receives never report completion
     if (!*done) return ncclSuccess;
     ncclResult_t error = r->error;
     if (sizes != nullptr) {
@@ -484,25 +461,25 @@ class ConfTcp {
   }
 
   ncclResult_t irecvConsumed(void* recvComm, int, void*) {
-    CONF_TCP_HOST_CALL("irecvConsumed");
+    host_("irecvConsumed");
     std::lock_guard<std::mutex> lock(mutex_);
     return recvs_.count(recvComm) ? ncclSuccess : bad("irecvConsumed", "unknown recvComm");
   }
 
   ncclResult_t closeSend(void* comm) {
-    CONF_TCP_HOST_CALL("closeSend");
+    host_("closeSend");
     Tunables::stall(tunables_.slowCloseMs);
     std::lock_guard<std::mutex> lock(mutex_);
     return sends_.erase(comm) ? ncclSuccess : bad("closeSend", "unknown sendComm");
   }
   ncclResult_t closeRecv(void* comm) {
-    CONF_TCP_HOST_CALL("closeRecv");
+    host_("closeRecv");
     Tunables::stall(tunables_.slowCloseMs);
     std::lock_guard<std::mutex> lock(mutex_);
     return recvs_.erase(comm) ? ncclSuccess : bad("closeRecv", "unknown recvComm");
   }
   ncclResult_t closeListen(void* comm) {
-    CONF_TCP_HOST_CALL("closeListen");
+    host_("closeListen");
     Tunables::stall(tunables_.slowCloseMs);
     std::lock_guard<std::mutex> lock(mutex_);
     return listens_.erase(comm) ? ncclSuccess : bad("closeListen", "unknown listenComm");
@@ -518,9 +495,7 @@ class ConfTcp {
     return ncclInternalError;
   }
   ncclResult_t connectFailed() {
-#ifdef CONF_TCP_DEFECT_POISONED_BY_BAD_CONNECT
-    poisoned_ = true;
-#endif
+    poisoned_ = defects_.has(Defect::PoisonedByBadConnect);
     return sys("connect");
   }
   ncclResult_t sys(const char* fn) {
@@ -544,17 +519,14 @@ class ConfTcp {
   }
 
   ncclnet::Logger log_;
-  Tunables tunables_;
-#if defined(CONF_TCP_CALLS_HOST_UNCHECKED) || defined(CONF_TCP_DEFECT_BAD_PROFILER_EVENTS)
-  HostCalls host_;
-#endif
+  const Defects defects_;
+  const Tunables tunables_;
+  const HostCalls host_;
   std::mutex mutex_;
   char names_[kDevices][16] = {"conf-tcp0", "conf-tcp1"};
   uint64_t nextConnectId_ = 0;
   std::mt19937_64 random_{std::random_device{}()};
-#ifdef CONF_TCP_DEFECT_POISONED_BY_BAD_CONNECT
-  bool poisoned_ = false;
-#endif
+  bool poisoned_ = false;  // only with poisoned-by-bad-connect
   std::unordered_map<uint64_t, int> connecting_;
   std::unordered_map<void*, std::unique_ptr<Listen>> listens_;
   std::unordered_map<void*, std::unique_ptr<SendComm>> sends_;

@@ -14,18 +14,16 @@
 namespace conftcp {
 
 SendComm::~SendComm() {
-#ifdef CONF_TCP_DEFECT_RESETS_AT_CLOSE
-  // defect: the close resets the connection, dropping the bytes of sends
-  // that reported done but still sit in the kernel's queue
-  linger reset{1, 0};
-  setsockopt(fd_, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
-#endif
+  if (defects_.has(Defect::ResetsAtClose)) {
+    // defect: the close resets the connection, dropping the bytes of sends
+    // that reported done but still sit in the kernel's queue
+    linger reset{1, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+  }
   close(fd_);
 }
 RecvComm::~RecvComm() {
-#ifndef CONF_TCP_DEFECT_LEAKS_A_SOCKET
-  close(fd_);
-#endif
+  if (!defects_.has(Defect::LeaksASocket)) close(fd_);  // defect: the descriptor stays open
 }
 
 void SendComm::failAll(ncclResult_t error) {
@@ -38,46 +36,36 @@ void SendComm::failAll(ncclResult_t error) {
 }
 
 void SendComm::post(Request* r) {
-#ifdef CONF_TCP_DEFECT_IGNORES_DEATH_ON_NEW_SEND
-  if (false) {  // defect: a send posted on a failed connection is queued, and waits forever
-#else
-  if (error_ != ncclSuccess) {
-#endif
+  // ignores-death-on-new-send: a send posted on a failed connection is
+  // queued, and waits forever
+  if (error_ != ncclSuccess && !defects_.has(Defect::IgnoresDeathOnNewSend)) {
     r->error = error_;
     r->done = true;
     return;
   }
-#ifdef CONF_TCP_DEFECT_REORDERS_SENDS
-  // Defect: a send over 64 KiB waits for the next send, which overtakes it
-  // (a lone one leaves after 5 ms). Only pipelined large messages, as
-  // NCCL's proxy posts them, show it.
+  // reorders-sends: a send over 64 KiB waits for the next send, which
+  // overtakes it (a lone one leaves after 5 ms). Only pipelined large
+  // messages, as NCCL's proxy posts them, show it.
   if (held_ != nullptr) {
     queue_.push_back(r);
     queue_.push_back(held_);
     held_ = nullptr;
-  } else if (r->size > kDefectSize) {
+  } else if (r->size > kDefectSize && defects_.has(Defect::ReordersSends)) {
     held_ = r;
     heldAt_ = std::chrono::steady_clock::now();
   } else {
     queue_.push_back(r);
   }
-#else
-  queue_.push_back(r);
-#endif
   progress();
 }
 
 void SendComm::progress() {
-#ifdef CONF_TCP_DEFECT_IGNORES_DEATH_ON_NEW_SEND
-  if (error_ != ncclSuccess) return;
-#endif
-#ifdef CONF_TCP_DEFECT_REORDERS_SENDS
+  if (error_ != ncclSuccess && defects_.has(Defect::IgnoresDeathOnNewSend)) return;
   if (held_ != nullptr &&
       std::chrono::steady_clock::now() - heldAt_ > std::chrono::milliseconds(5)) {
     queue_.push_back(held_);
     held_ = nullptr;
   }
-#endif
   while (!queue_.empty()) {
     Request* r = queue_.front();
     Header h{kHeaderMagic, r->tag, r->size};
@@ -95,9 +83,8 @@ void SendComm::progress() {
       ssize_t w = ::send(fd_, from, left, MSG_NOSIGNAL | MSG_DONTWAIT);
       if (w < 0 && errno == EINTR) continue;
       if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-#ifdef CONF_TCP_DEFECT_IGNORES_UNMATCHED_DEATH
-      if (w < 0 && r->written > 0) return;  // defect: a started send waits for a dead receiver
-#endif
+      if (w < 0 && r->written > 0 && defects_.has(Defect::IgnoresUnmatchedDeath))
+        return;  // defect: a started send waits for a dead receiver
       if (w <= 0) {
         failAll(ncclRemoteError);  // the peer is gone
         return;
@@ -181,12 +168,10 @@ bool RecvComm::readHeader() {
                        sizeof(header_) - headerGot_, MSG_DONTWAIT);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
-#ifdef CONF_TCP_DEFECT_HIDES_PEER_DEATH
-    if (n == 0) return false;  // defect: a closed connection looks idle
-#endif
-#ifdef CONF_TCP_DEFECT_HIDES_IDLE_PEER_DEATH
-    if (n == 0 && headerGot_ == 0) return false;  // defect: EOF between messages looks idle
-#endif
+    if (n == 0 && defects_.has(Defect::HidesPeerDeath))
+      return false;  // defect: a closed connection looks idle
+    if (n == 0 && headerGot_ == 0 && defects_.has(Defect::HidesIdlePeerDeath))
+      return false;  // defect: EOF between messages looks idle
     if (n <= 0) {
       failAll(ncclRemoteError);
       return false;
@@ -208,39 +193,38 @@ void RecvComm::route() {
   Request* oldest = queue_.front();
   Request* into = oldest;
   int slot = -1;
-#ifdef CONF_TCP_DEFECT_IGNORES_TAGS
-  for (int i = 0; i < oldest->n && slot < 0; i++) {
-    if (!oldest->filled[i]) slot = i;  // defect: arrival order, whatever the tag
-  }
-#else
-  for (Request* r : queue_) {
-    for (int i = 0; i < r->n && slot < 0; i++) {
-      if (r->tags[i] == header_.tag && !r->filled[i]) {
-        slot = i;
-        into = r;
-      }
+  if (defects_.has(Defect::IgnoresTags)) {
+    for (int i = 0; i < oldest->n && slot < 0; i++) {
+      if (!oldest->filled[i]) slot = i;  // defect: arrival order, whatever the tag
     }
-    if (slot >= 0) break;
+  } else {
+    for (Request* r : queue_) {
+      for (int i = 0; i < r->n && slot < 0; i++) {
+        if (r->tags[i] == header_.tag && !r->filled[i]) {
+          slot = i;
+          into = r;
+        }
+      }
+      if (slot >= 0) break;
+    }
+    if (slot < 0) {  // no receive waits for this tag yet: keep the message aside
+      routed_ = true;
+      got_ = 0;
+      target_ = nullptr;
+      stashing_ = true;
+      stash_.assign(header_.size, 0);
+      dest_ = stash_.data();
+      return;
+    }
   }
-  if (slot < 0) {  // no receive waits for this tag yet: keep the message aside
-    routed_ = true;
-    got_ = 0;
-    target_ = nullptr;
-    stashing_ = true;
-    stash_.assign(header_.size, 0);
-    dest_ = stash_.data();
-    return;
-  }
-#endif
   routed_ = true;
   got_ = 0;
   target_ = into;
   slot_ = slot;
   dest_ = slot >= 0 ? into->bufs[slot] : nullptr;
   bool fits = slot >= 0 && header_.size <= into->caps[slot];
-#ifdef CONF_TCP_DEFECT_OVERRUN
-  fits = slot >= 0;  // defect: no truncation check, the payload is written whole
-#endif
+  if (defects_.has(Defect::Overrun))
+    fits = slot >= 0;  // defect: no truncation check, the payload is written whole
   if (!fits) {
     // No buffer with this tag, or truncation: the receive fails and the
     // payload is read and dropped, so the stream stays in step.
@@ -254,11 +238,9 @@ void RecvComm::route() {
 
 void RecvComm::complete(Request* r) {
   r->filled[slot_] = true;
-#ifdef CONF_TCP_DEFECT_WRONG_SIZES
-  r->sizes[slot_] = static_cast<int>(r->caps[slot_]);  // defect: the posted size
-#else
   r->sizes[slot_] = static_cast<int>(std::min<uint64_t>(header_.size, INT32_MAX));
-#endif
+  if (defects_.has(Defect::WrongSizes))
+    r->sizes[slot_] = static_cast<int>(r->caps[slot_]);  // defect: the posted size
   if (++r->filledCount == r->n) {
     r->done = true;
     queue_.erase(std::find(queue_.begin(), queue_.end(), r));
@@ -270,27 +252,25 @@ void RecvComm::progress() {
     if (!routed_) {
       if (queue_.empty() || !readHeader()) return;
       route();
-#ifdef CONF_TCP_DEFECT_COMPLETES_EARLY
-      // Defect: with another receive posted behind it, a single receive of
-      // over 64 KiB is reported done as soon as its header is in; the
-      // payload is read by later calls, after NCCL may already have handed
-      // the step to the GPU.
-      if (target_ != nullptr && target_->n == 1 && queue_.size() >= 2 &&
-          target_ == queue_.front() && header_.size > kDefectSize) {
+      // completes-early: with another receive posted behind it, a single
+      // receive of over 64 KiB is reported done as soon as its header is
+      // in; the payload is read by later calls, after NCCL may already have
+      // handed the step to the GPU.
+      if (defects_.has(Defect::CompletesEarly) && target_ != nullptr && target_->n == 1 &&
+          queue_.size() >= 2 && target_ == queue_.front() && header_.size > kDefectSize) {
         complete(target_);
         target_ = nullptr;
         payloadNotBefore_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
       }
-#endif
     }
-#ifdef CONF_TCP_DEFECT_COMPLETES_EARLY
-    if (std::chrono::steady_clock::now() < payloadNotBefore_) return;
     // A payload whose receive was reported done already races with the
     // reader: that race is the defect planted here, and ThreadSanitizer is
     // not to report it as a bug of its own.
     std::optional<ncclnet::detail::TsanIgnoreWrites> plantedDefect;
-    if (target_ == nullptr && dest_ != nullptr && !stashing_) plantedDefect.emplace();
-#endif
+    if (defects_.has(Defect::CompletesEarly)) {
+      if (std::chrono::steady_clock::now() < payloadNotBefore_) return;
+      if (target_ == nullptr && dest_ != nullptr && !stashing_) plantedDefect.emplace();
+    }
     while (got_ < header_.size) {
       char sink[65536];
       char* to = dest_ ? dest_ + got_ : sink;
@@ -299,20 +279,18 @@ void RecvComm::progress() {
       ssize_t n = ::recv(fd_, to, want, MSG_DONTWAIT);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-#ifdef CONF_TCP_DEFECT_HIDES_PEER_DEATH
-      if (n == 0) return;
-#endif
+      if (n == 0 && defects_.has(Defect::HidesPeerDeath)) return;
       if (n <= 0) {
         failAll(ncclRemoteError);
         return;
       }
       got_ += static_cast<uint64_t>(n);
     }
-#ifdef CONF_TCP_DEFECT_CORRUPTS_A_BYTE
-    // Defect: byte 1000 of every message longer than that arrives flipped,
-    // with the right size reported: only a check of the bytes sees it.
-    if (target_ != nullptr && dest_ != nullptr && header_.size > 1000) dest_[1000] ^= 0x5a;
-#endif
+    // corrupts-a-byte: byte 1000 of every message longer than that arrives
+    // flipped, with the right size reported: only a check of the bytes sees it.
+    if (defects_.has(Defect::CorruptsAByte) && target_ != nullptr && dest_ != nullptr &&
+        header_.size > 1000)
+      dest_[1000] ^= 0x5a;
     if (target_ != nullptr) complete(target_);
     if (stashing_) keepOrPlace(Early{header_.tag, std::move(stash_)});
     stashing_ = false;

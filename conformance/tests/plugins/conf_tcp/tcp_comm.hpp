@@ -3,8 +3,9 @@
 // per comm; each message is a header (tag, size) and the payload. All
 // progress happens inside isend/irecv/test, non-blocking, in posting order.
 //
-// Built correct, or with one CONF_TCP_DEFECT_* switch that breaks one rule
-// on purpose, so the conformance suite can be shown to catch it.
+// Correct, unless the Defects the plugin read at init name some that act on
+// the data path (defects.hpp), so the conformance suite can be shown to
+// catch them.
 #pragma once
 
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <deque>
 #include <vector>
 
+#include "defects.hpp"
 #include "ncclnet/abi/net.h"
 #include "ncclnet/request_pool.hpp"
 
@@ -52,7 +54,7 @@ struct Request {
 
 class SendComm {
  public:
-  explicit SendComm(int fd) : fd_(fd) {}
+  SendComm(int fd, const Defects& defects) : fd_(fd), defects_(defects) {}
   ~SendComm();
   ncclnet::RequestPool<Request>& pool() { return pool_; }
   void post(Request* r);
@@ -61,18 +63,17 @@ class SendComm {
  private:
   void failAll(ncclResult_t error);
   int fd_;
+  const Defects defects_;
   ncclResult_t error_ = ncclSuccess;
   ncclnet::RequestPool<Request> pool_{NCCL_NET_MAX_REQUESTS * kMaxRecvs};
   std::deque<Request*> queue_;
-#ifdef CONF_TCP_DEFECT_REORDERS_SENDS
-  Request* held_ = nullptr;  // defect: waits to be overtaken by the next send
+  Request* held_ = nullptr;  // reorders-sends: waits to be overtaken by the next send
   std::chrono::steady_clock::time_point heldAt_;
-#endif
 };
 
 class RecvComm {
  public:
-  explicit RecvComm(int fd) : fd_(fd) {}
+  RecvComm(int fd, const Defects& defects) : fd_(fd), defects_(defects) {}
   ~RecvComm();
   ncclnet::RequestPool<Request>& pool() { return pool_; }
   void post(Request* r);
@@ -85,6 +86,7 @@ class RecvComm {
   void complete(Request* r);   // the payload for slot_ is in
   void takeEarly(Request* r);  // gives a new receive the messages that wait for it
   int fd_;
+  const Defects defects_;
   ncclResult_t error_ = ncclSuccess;
   ncclnet::RequestPool<Request> pool_{NCCL_NET_MAX_REQUESTS};
   std::deque<Request*> queue_;
@@ -107,9 +109,7 @@ class RecvComm {
   void keepOrPlace(Early e);
   bool stashing_ = false;
   std::vector<char> stash_;
-#ifdef CONF_TCP_DEFECT_COMPLETES_EARLY
-  std::chrono::steady_clock::time_point payloadNotBefore_;  // defect: read late
-#endif
+  std::chrono::steady_clock::time_point payloadNotBefore_;  // completes-early: read late
 };
 
 }  // namespace conftcp

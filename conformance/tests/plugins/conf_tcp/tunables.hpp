@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The values the conf-tcp-tunable build takes from its environment, so that
-// one build can show where real NCCL starts to fail as a property or a call's
-// duration moves past a rule's threshold (scripts/gpu/thresholds.sh). Every
-// other build keeps the defaults, which honour every rule.
+// The values conf-tcp takes from its environment at init, so that one build
+// can show where real NCCL starts to fail as a property or a call's duration
+// moves past a rule's threshold (scripts/gpu/thresholds.sh). Unset, they are
+// the defaults, which honour every rule.
 #pragma once
 
 #include <chrono>
