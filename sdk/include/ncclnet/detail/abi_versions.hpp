@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // nccl-net-sdk: what differs between the ABI versions v6..v12, one row per
 // version, and the refusals NCCL's compat layer applies at the edge of each
-// table. The export tables (export_tables.hpp), the host import view
-// (src/host/net_view.cc) and ncclnet-check's tables take every limit from
-// here, so the three cannot disagree on what a version accepts; the
-// agreement test (tools/ncclnet-check/tests/abi_edge_test.cc) feeds edge
-// values through all three for every row.
+// table. The export tables and ncclnet-check's tables (both shaped by
+// net_table.hpp), and the host import view (ncclnet/host/imported_net.hpp)
+// take every limit and every slot decision from here, so the three cannot
+// disagree on what a version accepts; the agreement test
+// (tools/ncclnet-check/tests/abi_edge_test.cc) feeds edge values through
+// all three for every row. They read a row as kAbi<V> and its C types as
+// AbiTypes<V>, so a test may add a row of its own by specializing both
+// (sdk/tests/abi_row_roundtrip_test.cc); docs/architecture.md lists what a
+// real new version touches.
 //
 // NCCL source of each row: src/plugin/net/net_v<N>.cc (2.28, 2.30), the
 // shim that adapts a v<N> plugin to NCCL's core.

@@ -2,12 +2,8 @@
 // nccl-net-sdk: what NCCLNET_EXPORT_PLUGIN defines. For a plugin class it
 // picks the class the tables drive (the class itself, or its ObjectAdapter
 // on the object model), then builds the const table of each version from
-// that version's row of abi_versions.hpp, pointing at the entry points of
-// exports.hpp.
-//
-// The tables are filled member by member, not with designated initializers:
-// those are C++20, and a C++17 consumer building with -Wpedantic would be
-// warned about every one of them.
+// that version's row of abi_versions.hpp (the slot-by-slot shape is
+// net_table.hpp's), pointing at the entry points of exports.hpp.
 #pragma once
 
 #include <type_traits>
@@ -15,6 +11,7 @@
 #include "ncclnet/abi/net.h"
 #include "ncclnet/detail/abi_versions.hpp"
 #include "ncclnet/detail/exports.hpp"
+#include "ncclnet/detail/net_table.hpp"
 #include "ncclnet/detail/object_adapter.hpp"
 #include "ncclnet/object_model.hpp"
 #include "ncclnet/object_model_contract.hpp"
@@ -39,69 +36,10 @@ template <class Impl, bool = meetsContract_v<Impl>>
 struct Tables {
   using E = Exports<Impl>;
 
-  // The table of version V, slot by slot from V's row (abi_versions.hpp):
-  // each `if constexpr` is one change in the ABI's history.
+  // The table of version V: its shape is net_table.hpp's, from V's row.
   template <int V>
   static constexpr typename AbiTypes<V>::Net table() {
-    constexpr AbiVersion row = kAbi<V>;
-    typename AbiTypes<V>::Net t{};
-    t.name = Impl::kName;
-    if constexpr (row.perCommInit) {
-      t.init = &E::initV11;
-      t.finalize = &E::finalize;
-      t.setNetAttr = E::setNetAttrSlot();
-      t.listen = &E::listenV11;
-      t.connect = &E::connectV11;
-    } else {
-      if constexpr (row.profiler) {
-        t.init = &E::initV10;
-      } else {
-        t.init = &E::initV6;
-      }
-      t.listen = &E::listenV6;
-      if constexpr (row.connectConfig) {
-        t.connect = &E::connectV10;
-      } else if constexpr (row.deviceHandles) {
-        t.connect = &E::connectV7;
-      } else {
-        t.connect = &E::connectV6;
-      }
-    }
-    t.devices = &E::devices;
-    t.getProperties = &E::template getProperties<typename AbiTypes<V>::Props>;
-    if constexpr (row.deviceHandles) {
-      t.accept = &E::accept;
-      t.getDeviceMr = E::getDeviceMrSlot();
-      t.irecvConsumed = E::irecvConsumedSlot();
-    } else {
-      t.accept = &E::acceptV6;
-    }
-    if constexpr (row.intRegMrSize) {
-      t.regMr = &E::template regMrInt<V>;
-    } else {
-      t.regMr = &E::regMr;
-    }
-    t.regMrDmaBuf = E::regMrDmaBufSlot();
-    t.deregMr = &E::deregMr;
-    if constexpr (row.intMessageSizes) {
-      t.isend = &E::template isendInt<V>;
-      t.irecv = &E::template irecvInt<V>;
-    } else if constexpr (!row.profiler) {  // v9: size_t, no profiler handles
-      t.isend = &E::isendV9;
-      t.irecv = &E::irecvV9;
-    } else {
-      t.isend = &E::isend;
-      t.irecv = &E::irecv;
-    }
-    if constexpr (row.makeVDevice) {
-      t.makeVDevice = E::template makeVDeviceSlot<typename AbiTypes<V>::VProps>();
-    }
-    t.iflush = &E::iflush;
-    t.test = &E::test;
-    t.closeSend = &E::closeSend;
-    t.closeRecv = &E::closeRecv;
-    t.closeListen = &E::closeListen;
-    return t;
+    return netTable<V, E>(Impl::kName);
   }
 };
 
