@@ -175,15 +175,14 @@ int AsyncWatcher::liveLocked(int port) const {
   std::unordered_set<const Health*> live;
   for (const auto& entry : watched_) {
     const Watched& w = entry.second;
-    if ((port == 0 || w.port == port) && w.health->failure() == ncclSuccess)
-      live.insert(w.health.get());
+    if ((port == 0 || w.port == port) && w.health->ok()) live.insert(w.health.get());
   }
   return static_cast<int>(live.size());
 }
 
-void AsyncWatcher::failLocked(int port, ncclResult_t result) {
+void AsyncWatcher::failLocked(int port, ncclResult_t result, const char* name) {
   for (auto& entry : watched_) {
-    if (port == 0 || entry.second.port == port) entry.second.health->fail(result);
+    if (port == 0 || entry.second.port == port) entry.second.health->record(result, name);
   }
 }
 
@@ -195,7 +194,7 @@ void AsyncWatcher::handleLocked(const ibv_async_event& event) {
       // The line comes first: a comm that sees its failure finds it logged.
       NCCLNET_WARN(log_, "async event %s on %s: its %d connection(s) fail. Hint: %s", c.name,
                    hca_.c_str(), liveLocked(0), c.hint);
-      failLocked(0, c.result);
+      failLocked(0, c.result, c.name);
       return;
     }
     case EventClass::kPort:
@@ -207,7 +206,7 @@ void AsyncWatcher::handleLocked(const ibv_async_event& event) {
       NCCLNET_WARN(log_, "async event %s on %s port %d: its %d connection(s) fail. Hint: %s",
                    c.name, hca_.c_str(), event.element.port_num, liveLocked(event.element.port_num),
                    c.hint);
-      failLocked(event.element.port_num, c.result);
+      failLocked(event.element.port_num, c.result, c.name);
       return;
     case EventClass::kUnused:
       NCCLNET_INFO(log_, NCCL_NET, "async event %s (%d) on %s: not for an object sdk-ib uses",
@@ -230,7 +229,7 @@ void AsyncWatcher::handleLocked(const ibv_async_event& event) {
   NCCLNET_WARN(log_, "async event %s on %s port %d, %s of the %s: the connection fails. Hint: %s",
                c.name, hca_.c_str(), w.port, onQp ? which.c_str() : "the CQ", w.what.c_str(),
                c.hint);
-  w.health->fail(c.result);
+  w.health->record(c.result, c.name);
 }
 
 }  // namespace ncclnet::ib

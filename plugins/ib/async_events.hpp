@@ -20,7 +20,7 @@
 //
 //   hca.events = AsyncWatcher::start(api, context, "mlx5_0", log, &why);
 //   hca.events->watch(qp, port, health, "send comm to 10.0.0.2:41000");
-//   if (health->failure() != ncclSuccess) ...   // on every data-path call
+//   if (health->code() != ncclSuccess) ...   // on every data-path call
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -37,23 +37,14 @@
 #include "ibv_api.hpp"
 #include "ncclnet/abi/net.h"
 #include "ncclnet/log.hpp"
+#include "ncclnet/sticky_error.hpp"
 
 namespace ncclnet::ib {
 
-// What the watcher tells one comm: its first fatal event's result.
-class Health {
- public:
-  void fail(ncclResult_t result) {
-    int expected = ncclSuccess;
-    result_.compare_exchange_strong(expected, result, std::memory_order_acq_rel);
-  }
-  ncclResult_t failure() const {
-    return static_cast<ncclResult_t>(result_.load(std::memory_order_acquire));
-  }
-
- private:
-  std::atomic<int> result_{ncclSuccess};
-};
+// One comm's first failure, shared with the watcher: a fatal event records
+// its result there (the watcher logs one line for all the comms it fails),
+// and so does the comm's own first failure.
+using Health = ncclnet::StickyError;
 
 // How sdk-ib treats one event type.
 struct EventClass {
@@ -105,7 +96,7 @@ class AsyncWatcher {
   // The comms with an object on `port` (0: anywhere on the HCA) that have
   // not failed yet; then failing them all.
   int liveLocked(int port) const;
-  void failLocked(int port, ncclResult_t result);
+  void failLocked(int port, ncclResult_t result, const char* name);
 
   const IbvApi& api_;
   ibv_context* context_;

@@ -71,12 +71,20 @@ bool CommBase::peerClosed() {
   return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
 }
 
+ncclResult_t CommBase::fail(Failure failure, const char* fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  ncclResult_t res = health_->vfail(log_, nullptr, failure, fmt, args);
+  va_end(args);
+  return res;
+}
+
 ncclResult_t CommBase::explainFailure(const ibv_wc& wc) {
   if (wc.status == IBV_WC_WR_FLUSH_ERR) {
     // The QP is in the error state. An async event may say why: handle the
     // events already delivered before deciding that nothing did.
     if (AsyncWatcher* events = ep.port().hca->events.get()) events->pollNow();
-    ncclResult_t eventResult = health_->failure();
+    ncclResult_t eventResult = health_->code();
     if (eventResult != ncclSuccess) return eventResult;  // its line is logged
   }
   return completionError(wc);

@@ -33,6 +33,7 @@
 #include "ncclnet/log.hpp"
 #include "ncclnet/request_pool.hpp"
 #include "ncclnet/oob_channel.hpp"
+#include "ncclnet/result_policy.hpp"
 #include "send_plan.hpp"
 
 namespace ncclnet::ib {
@@ -122,11 +123,16 @@ class CommBase {
   Fd oob;
 
  protected:
-  // The comm's first failure, or the one a fatal async event reported (its
-  // line was logged then).
-  ncclResult_t status() {
-    if (failed_ == ncclSuccess) failed_ = health_->failure();
-    return failed_;
+  // The comm's first failure, its own or the one a fatal async event
+  // reported (its line was logged then): every call returns it from then on.
+  ncclResult_t status() const { return health_->code(); }
+  // The comm's own failure: logs the line when it is the first and returns
+  // the comm's code (the first failure's).
+  ncclResult_t fail(Failure failure, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+  // Records a failure whose line was logged already (completionError).
+  ncclResult_t failLogged(ncclResult_t code, const char* reason) {
+    health_->record(code, reason);
+    return status();
   }
   // Whether the peer's end of `oob` has closed or keepalive gave up on it
   // (checked every kLivenessCheckMs at most).
@@ -145,7 +151,6 @@ class CommBase {
 
   ncclnet::Logger log_;
   std::shared_ptr<Health> health_;
-  ncclResult_t failed_ = ncclSuccess;
 
  private:
   std::chrono::steady_clock::time_point nextLivenessCheck_{};
@@ -258,24 +263,24 @@ template <class F>
 ncclResult_t CommBase::drain(F&& onSuccess) {
   constexpr int kBatch = 16;
   ibv_wc wcs[kBatch];
-  while (failed_ == ncclSuccess) {
+  while (status() == ncclSuccess) {
     int n = IbvApi::pollCq(ep.cq(), kBatch, wcs);
     if (n < 0) {
-      NCCLNET_WARN(log_, "ibv_poll_cq failed (%d) on the connection to %s", n, peer.c_str());
-      failed_ = ncclSystemError;
+      fail(Failure::kSystemCall, "ibv_poll_cq failed (%d) on the connection to %s", n,
+           peer.c_str());
       break;
     }
     for (int i = 0; i < n; i++) {
       if (wcs[i].status != IBV_WC_SUCCESS) {
         // The first failure explains; the flushes that follow do not.
-        if (failed_ == ncclSuccess) failed_ = explainFailure(wcs[i]);
+        if (status() == ncclSuccess) failLogged(explainFailure(wcs[i]), "a failed completion");
         continue;
       }
       onSuccess(wcs[i]);
     }
     if (n < kBatch) break;
   }
-  return failed_;
+  return status();
 }
 
 }  // namespace ncclnet::ib

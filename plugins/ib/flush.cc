@@ -37,7 +37,7 @@ bool RecvComm::setupFlush(const Config& config, std::string* why) {
 ncclResult_t RecvComm::iflush(int n, void** data, const int* sizes, MrHandle* const* mhandles,
                               Request** request) {
   *request = nullptr;
-  if (status() != ncclSuccess) return failed_;
+  if (status() != ncclSuccess) return status();
   if (flushEp_ == nullptr) return ncclSuccess;  // disabled, or no GPU memory on this port
   int last = -1;  // NCCL's choice: the last buffer that received something
   for (int i = 0; i < n; i++) {
@@ -46,9 +46,11 @@ ncclResult_t RecvComm::iflush(int n, void** data, const int* sizes, MrHandle* co
   if (last < 0) return ncclSuccess;  // host memory, or nothing received
   Request* req = flushPool_.acquire();
   if (req == nullptr) {
+    // Not a NULL request: src/transport/net.cc recvProxyProgress takes one
+    // as "nothing to flush" (result_policy.hpp, Failure::kExhausted).
     NCCLNET_WARN(log_, "iflush: %d flushes already pending on the connection from %s", kSlots,
                  peer.c_str());
-    return ncclInternalError;
+    return resultOf(Failure::kExhausted);
   }
   req->isFlush = true;
   ibv_sge sge{reinterpret_cast<uintptr_t>(flushSink_->data()), 1, flushSink_->mr()->lkey};
@@ -64,8 +66,7 @@ ncclResult_t RecvComm::iflush(int n, void** data, const int* sizes, MrHandle* co
   int rc = IbvApi::postSend(flushEp_->qp(0), &wr, &bad);
   if (rc != 0) {
     flushPool_.release(req);
-    NCCLNET_WARN(log_, "iflush: posting the flush read failed: %s", strerror(rc));
-    return failed_ = ncclSystemError;
+    return fail(Failure::kSystemCall, "iflush: posting the flush read failed: %s", strerror(rc));
   }
   *request = req;
   return ncclSuccess;
@@ -77,21 +78,20 @@ ncclResult_t RecvComm::testFlush(Request& r, int* done) {
   for (;;) {
     int n = IbvApi::pollCq(flushEp_->cq(), kBatch, wcs);
     if (n < 0) {
-      NCCLNET_WARN(log_, "ibv_poll_cq failed (%d) on the flush QP", n);
-      return failed_ = ncclSystemError;
+      return fail(Failure::kSystemCall, "ibv_poll_cq failed (%d) on the flush QP", n);
     }
     for (int i = 0; i < n; i++) {
       auto* req = reinterpret_cast<Request*>(static_cast<uintptr_t>(wcs[i].wr_id));
       if (wcs[i].status != IBV_WC_SUCCESS) {
         // The first failure explains; the flushes that follow do not.
-        if (failed_ == ncclSuccess) failed_ = explainFailure(wcs[i]);
-        req->error = failed_;
+        if (status() == ncclSuccess) failLogged(explainFailure(wcs[i]), "a failed flush");
+        req->error = status();
       }
       req->done = true;
     }
     if (n < kBatch) break;
   }
-  if (!r.done) return failed_;
+  if (!r.done) return status();
   *done = 1;
   ncclResult_t error = r.error;
   flushPool_.release(&r);

@@ -16,6 +16,7 @@
 #include "gpu_memory.hpp"
 #include "ibv_api.hpp"
 #include "ncclnet/plugin.hpp"
+#include "ncclnet/result_policy.hpp"
 
 namespace ncclnet::ib {
 
@@ -53,7 +54,7 @@ class IbNet {
   // The fields where a port differs from NCCL's defaults.
   ncclResult_t getProperties(int dev, ncclNetProperties_v12_t* props) {
     const Port* port = portAt("getProperties", dev);
-    if (port == nullptr) return ncclInvalidArgument;
+    if (port == nullptr) return resultOf(Failure::kBadDevice);
     props->name = const_cast<char*>(port->name.c_str());
     props->pciPath = port->pciPath.empty() ? nullptr : const_cast<char*>(port->pciPath.c_str());
     props->guid = port->guid;
@@ -70,7 +71,7 @@ class IbNet {
 
   ncclResult_t listen(const ncclnet::CommContext& ctx, int dev, void* handle,
                       std::unique_ptr<ListenComm>* out) {
-    if (portAt("listen", dev) == nullptr) return ncclInvalidArgument;
+    if (portAt("listen", dev) == nullptr) return resultOf(Failure::kBadDevice);
     auto l = std::make_unique<ListenComm>();
     l->dev = dev;
     l->trafficClass = ctx.trafficClass;
@@ -94,7 +95,7 @@ class IbNet {
   ncclResult_t connect(const ncclnet::CommContext& ctx, int dev, const void* handle,
                        std::unique_ptr<ConnectState>* out) {
     const Port* port = portAt("connect", dev);
-    if (port == nullptr) return ncclInvalidArgument;
+    if (port == nullptr) return resultOf(Failure::kBadDevice);
     WireVerdict verdict = kHandleStamp.check(handle, sizeof(Handle));
     if (verdict != WireVerdict::kOk) {
       NCCLNET_WARN(log_, "connect: %s",
@@ -260,7 +261,7 @@ class IbNet {
     if ((type != NCCL_PTR_HOST && type != NCCL_PTR_CUDA) || !(hca.ptrSupport & needed)) {
       NCCLNET_WARN(log_, "%s: type %d%s on %s, whose ptrSupport is 0x%x", fn, type,
                    dmabuf != nullptr ? " (DMA-BUF)" : "", hca.name.c_str(), hca.ptrSupport);
-      return ncclInternalError;
+      return resultOf(Failure::kUnsupportedMemory);
     }
     std::string why;
     ibv_mr* mr = registerMemory(hca, data, size, type, dmabuf, &why);

@@ -45,7 +45,7 @@ void RecvComm::describe(const Config& config, ConnInfo* info) const {
 ncclResult_t RecvComm::irecv(int n, void** data, const size_t* sizes, const int* tags,
                              MrHandle* const* mhandles, Request** request) {
   *request = nullptr;
-  if (status() != ncclSuccess) return failed_;
+  if (status() != ncclSuccess) return status();
   const int s = static_cast<int>(head_ % kSlots);
   if (slots_[s] != nullptr) return ncclSuccess;  // that slot's receive is not tested yet
   Request* req = pool_.acquire();
@@ -60,8 +60,7 @@ ncclResult_t RecvComm::irecv(int n, void** data, const size_t* sizes, const int*
     int rc = IbvApi::postRecv(ep.qp(q), &wr, &bad);
     if (rc != 0) {
       pool_.release(req);
-      NCCLNET_WARN(log_, "irecv: ibv_post_recv failed: %s", strerror(rc));
-      return failed_ = ncclSystemError;
+      return fail(Failure::kSystemCall, "irecv: ibv_post_recv failed: %s", strerror(rc));
     }
   }
   auto* record = static_cast<int64_t*>(sizes_->data()) + s * kMaxRecvs;
@@ -92,8 +91,8 @@ ncclResult_t RecvComm::irecv(int n, void** data, const size_t* sizes, const int*
   int rc = IbvApi::postSend(ep.qp(0), &wr, &bad);
   if (rc != 0) {
     pool_.release(req);
-    NCCLNET_WARN(log_, "irecv: FIFO write to %s failed: %s", peer.c_str(), strerror(rc));
-    return failed_ = ncclSystemError;
+    return fail(Failure::kSystemCall, "irecv: FIFO write to %s failed: %s", peer.c_str(),
+                strerror(rc));
   }
   req->n = n;
   req->seq = head_;
@@ -126,7 +125,7 @@ void RecvComm::finish(Request* r, int s) {
 
 ncclResult_t RecvComm::test(Request& r, int* done, int* sizes) {
   *done = 0;
-  if (status() != ncclSuccess) return failed_;
+  if (status() != ncclSuccess) return status();
   if (r.isFlush) return testFlush(r, done);
   ncclResult_t res = drain([this](const ibv_wc& wc) {
     if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM) return;  // FIFO writes: nothing to do
@@ -136,11 +135,11 @@ ncclResult_t RecvComm::test(Request& r, int* done, int* sizes) {
   if (res != ncclSuccess) return res;
   if (!r.done) {
     if (peerClosed()) {
-      NCCLNET_WARN(log_, "irecv from %s: the sender closed its connection (its process died?)",
-                   peer.c_str());
-      failed_ = ncclRemoteError;
+      return fail(Failure::kPeerGone,
+                  "irecv from %s: the sender closed its connection (its process died?)",
+                  peer.c_str());
     }
-    return failed_;
+    return ncclSuccess;
   }
   *done = 1;
   if (sizes != nullptr) std::memcpy(sizes, r.sizes, sizeof(int) * r.n);

@@ -70,15 +70,15 @@ const CtsEntry* SendComm::slot(uint64_t seq) const {
 ncclResult_t SendComm::isend(void* data, size_t size, int tag, const MrHandle* mh,
                              Request** request) {
   *request = nullptr;
-  if (status() != ncclSuccess) return failed_;
+  if (status() != ncclSuccess) return status();
   const CtsEntry* entries = slot(head_);
   const uint64_t expected = head_ + 1;
   if (__atomic_load_n(&entries[0].idx, __ATOMIC_ACQUIRE) != expected) return noClearToSend(entries);
   uint32_t nreqs = loadRelaxed(&entries[0].nreqs);
   if (nreqs < 1 || nreqs > kMaxRecvs) {
-    NCCLNET_WARN(log_, "isend: CTS entry %" PRIu64 " from %s announces %u receives (max %d)", head_,
-                 peer.c_str(), nreqs, kMaxRecvs);
-    return failed_ = ncclInternalError;
+    return fail(Failure::kPeerMisbehaved,
+                "isend: CTS entry %" PRIu64 " from %s announces %u receives (max %d)", head_,
+                peer.c_str(), nreqs, kMaxRecvs);
   }
   for (uint32_t r = 1; r < nreqs; r++) {  // the rest of the slot may still be landing
     if (__atomic_load_n(&entries[r].idx, __ATOMIC_ACQUIRE) != expected) return ncclSuccess;
@@ -124,11 +124,10 @@ ncclResult_t SendComm::noClearToSend(const CtsEntry* entries) {
   if (!peerClosed()) return ncclSuccess;  // NULL request: NCCL calls again
   // An entry written just before the receiver closed still counts.
   if (__atomic_load_n(&entries[0].idx, __ATOMIC_ACQUIRE) == head_ + 1) return ncclSuccess;
-  NCCLNET_WARN(log_,
-               "isend to %s: the receiver closed its connection without posting a receive for "
-               "message %" PRIu64 " (its process died?)",
-               peer.c_str(), head_);
-  return failed_ = ncclRemoteError;
+  return fail(Failure::kPeerGone,
+              "isend to %s: the receiver closed its connection without posting a receive for "
+              "message %" PRIu64 " (its process died?)",
+              peer.c_str(), head_);
 }
 
 ncclResult_t SendComm::postSlot(const CtsEntry* fifoEntries, int nreqs) {
@@ -173,8 +172,8 @@ ncclResult_t SendComm::postSlot(const CtsEntry* fifoEntries, int nreqs) {
     ibv_send_wr* bad = nullptr;
     int rc = IbvApi::postSend(ep.qp(first + q), wrs, &bad);
     if (rc != 0) {
-      NCCLNET_WARN(log_, "isend: ibv_post_send to %s failed: %s", peer.c_str(), strerror(rc));
-      return failed_ = ncclSystemError;
+      return fail(Failure::kSystemCall, "isend: ibv_post_send to %s failed: %s", peer.c_str(),
+                  strerror(rc));
     }
   }
   return ncclSuccess;
@@ -182,7 +181,7 @@ ncclResult_t SendComm::postSlot(const CtsEntry* fifoEntries, int nreqs) {
 
 ncclResult_t SendComm::test(Request& r, int* done, int* sizes) {
   *done = 0;
-  if (status() != ncclSuccess) return failed_;
+  if (status() != ncclSuccess) return status();
   auto onCompletion = [this](const ibv_wc& wc) {
     if (wc.opcode != IBV_WC_RDMA_WRITE) return;
     InFlight& flight = inflight_[wc.wr_id % kSlots];
@@ -204,11 +203,10 @@ ncclResult_t SendComm::test(Request& r, int* done, int* sizes) {
     if (!r.done && now - closedSeenAt_ >= kAcksAfterClose) {
       // A silent host ends here too, once keepalive gives up on the
       // handshake connection: posted writes to it may retry for long.
-      NCCLNET_WARN(log_,
-                   "isend to %s: the receiver's connection closed or timed out with message "
-                   "%" PRIu64 " in flight (its process or host died?)",
-                   peer.c_str(), r.seq);
-      return failed_ = ncclRemoteError;
+      return fail(Failure::kPeerGone,
+                  "isend to %s: the receiver's connection closed or timed out with message "
+                  "%" PRIu64 " in flight (its process or host died?)",
+                  peer.c_str(), r.seq);
     }
   }
   if (!r.done) return ncclSuccess;

@@ -15,6 +15,7 @@
 #include "endpoint.hpp"
 #include "ncclnet/object_model.hpp"
 #include "ncclnet/request_pool.hpp"
+#include "ncclnet/sticky_error.hpp"
 #include "ncclnet/wire_stamp.hpp"
 
 namespace ncclnet::ofi {
@@ -108,10 +109,13 @@ class Comm : public Retirable {
   // The peer was declared gone since this comm was created: nothing on it
   // can complete any more (remote.hpp).
   bool gone() const { return remote_ != nullptr && remote_->deaths() != deathsAtStart_; }
-  // The error (and INFO line) of a call on a comm whose peer is gone.
-  ncclResult_t goneError(const char* call) const;
+  // The error of a call on a comm whose peer is gone: the comm's sticky
+  // error, with one INFO line at the first such call (Remote::declareGone
+  // logged the WARN for every comm of the peer).
+  ncclResult_t goneError(const char* call);
 
  private:
+  StickyError error_;
   Kind kind_;
   Endpoint* endpoint_;
   Remote* remote_;
@@ -138,9 +142,8 @@ class ListenComm final : public Comm, public CompletionSink {
   uint64_t listenId() const { return listenId_; }
   // Posts the receive for the next connect message (again after -FI_EAGAIN).
   ncclResult_t post();
-  // A received, well-formed connect message, or nullptr. `error` set when
-  // the receive failed, or once for a caller of another wire version (the
-  // listen then waits on for its real peer).
+  // A received, well-formed connect message of this wire version, or
+  // nullptr. `error` set when the receive failed.
   const ConnectMessage* message(ncclResult_t* error);
   void consume() { received_ = false; }
   void cancelAll() override;
@@ -157,7 +160,6 @@ class ListenComm final : public Comm, public CompletionSink {
   bool posted_ = false;
   bool received_ = false;
   ncclResult_t error_ = ncclSuccess;
-  ncclResult_t refused_ = ncclSuccess;  // reported by the next message() only
   WarnLimit strays_;
   ConnectMessage buffer_{};
   OpContext op_{};

@@ -24,10 +24,12 @@ Comm::~Comm() {
   if (remote_ != nullptr) remote_->detach(this);
 }
 
-ncclResult_t Comm::goneError(const char* call) const {
-  NCCLNET_INFO(endpoint_->log(), NCCL_NET, "%s: peer %s was declared gone earlier", call,
-               remote_->name().c_str());
-  return ncclRemoteError;
+ncclResult_t Comm::goneError(const char* call) {
+  if (error_.record(resultOf(Failure::kPeerGone), "peer " + remote_->name() + " is gone")) {
+    NCCLNET_INFO(endpoint_->log(), NCCL_NET, "%s: peer %s was declared gone earlier", call,
+                 remote_->name().c_str());
+  }
+  return error_.code();
 }
 
 // ---- listen -------------------------------------------------------------------
@@ -64,8 +66,7 @@ ncclResult_t ListenComm::post() {
 }
 
 const ConnectMessage* ListenComm::message(ncclResult_t* error) {
-  *error = error_ != ncclSuccess ? error_ : refused_;
-  refused_ = ncclSuccess;
+  *error = error_;
   if (!received_) return nullptr;
   return &buffer_;
 }
@@ -105,14 +106,13 @@ void ListenComm::onCompletion(int, const fi_cq_tagged_entry& entry) {
     dropStray(why.c_str(), entry.len);
     return;
   }
-  // A well-formed message of another version comes from an sdk-ofi peer
-  // that read this listen's handle: waiting on cannot help, so it fails the
-  // listen (a stray could not have got this far).
+  // A well-formed message of another version is dropped like any stray
+  // (contract rule 55: nothing a stray sends may fail accept, and a listen
+  // id is guessable, so a stale job of an older build can send one). Its
+  // WARN names both versions, which is what a mixed-version job needs.
   WireVerdict stamp = kConnectStamp.check(&buffer_, entry.len);
   if (stamp == WireVerdict::kWrongVersion) {
-    NCCLNET_WARN(endpoint().log(), "listen %llu: %s", static_cast<unsigned long long>(listenId_),
-                 kConnectStamp.explain(stamp, &buffer_, entry.len).c_str());
-    refused_ = ncclInvalidUsage;
+    dropStray(kConnectStamp.explain(stamp, &buffer_, entry.len).c_str(), entry.len);
     return;
   }
   received_ = true;

@@ -88,7 +88,7 @@ ncclResult_t testRequest(Comm* comm, Request* request, int* done, int* sizes) {
     static_cast<RecvComm*>(comm)->postRemaining(request);
   }
   if (!request->done() && request->error == ncclSuccess && comm->gone()) {
-    request->error = ncclRemoteError;  // Remote::declareGone logged why
+    request->error = resultOf(Failure::kPeerGone);  // Remote::declareGone logged why
   }
   if (request->error != ncclSuccess && !request->cancelled) {
     // One buffer failed: the request fails as a whole, and the buffers still
@@ -279,8 +279,16 @@ ncclResult_t RecvComm::iflush(int n, void** data, int* sizes, void** mhandles, v
   } else {
     ep.descriptorFor(flushControl_, &flushScratch_, sizeof(flushScratch_), &desc);
   }
+  // Not a NULL request when no slot is free: src/transport/net.cc
+  // recvProxyProgress takes a NULL flush request as "nothing to flush" and
+  // would let the GPU read before the data landed. NCCL keeps at most
+  // NCCL_STEPS operations in flight per comm, well within the pool.
   Request* r = requests_.acquire();
-  if (r == nullptr) return ep.progress();
+  if (r == nullptr) {
+    NCCLNET_WARN(ep.log(), "iflush: all %zu requests of the receive comm are in flight",
+                 requests_.capacity());
+    return resultOf(Failure::kExhausted);
+  }
   r->comm = this;
   r->isFlush = true;
   r->n = 1;

@@ -293,11 +293,11 @@ ncclResult_t Endpoint::regMr(void* data, size_t size, int type, void** mhandle) 
   if (type == NCCL_PTR_CUDA && !nic_.hmem) {
     NCCLNET_WARN(log_, "regMr: GPU memory on %s, which has no usable FI_HMEM support",
                  nic_.name.c_str());
-    return ncclInvalidUsage;
+    return resultOf(Failure::kUnsupportedMemory);  // ptrSupport did not offer it
   }
   if (type != NCCL_PTR_HOST && type != NCCL_PTR_CUDA) {
     NCCLNET_WARN(log_, "regMr: memory type %d is neither NCCL_PTR_HOST nor NCCL_PTR_CUDA", type);
-    return ncclInvalidArgument;
+    return resultOf(Failure::kUnsupportedMemory);
   }
   MrCache::Entry* entry = nullptr;
   int rc = cacheFor(type).acquire(data, size, pagesOf(type), &entry);

@@ -12,6 +12,7 @@
 #include <rdma/fi_errno.h>
 
 #include "ncclnet/abi/common.h"
+#include "ncclnet/result_policy.hpp"
 
 namespace ncclnet::ofi {
 
@@ -65,7 +66,7 @@ inline uint32_t apiVersion() {
 inline ncclResult_t resultFor(int fiErr) {
   if (fiErr < 0) fiErr = -fiErr;
   switch (fiErr) {
-    case FI_ETRUNC: return ncclInvalidUsage;
+    case FI_ETRUNC: return resultOf(Failure::kTruncated);
     case FI_ECONNRESET:
     case FI_ECONNREFUSED:
     case FI_ECONNABORTED:
@@ -77,8 +78,8 @@ inline ncclResult_t resultFor(int fiErr) {
     case FI_EADDRNOTAVAIL:
     case FI_EREMOTEIO:
     case EPIPE:  // libfabric has no FI_EPIPE; providers pass the errno through
-    case FI_ESHUTDOWN: return ncclRemoteError;
-    default: return ncclSystemError;
+    case FI_ESHUTDOWN: return resultOf(Failure::kPeerGone);
+    default: return resultOf(Failure::kSystemCall);
   }
 }
 

@@ -15,6 +15,7 @@
 #include "discovery.hpp"
 #include "endpoint.hpp"
 #include "ncclnet/plugin.hpp"
+#include "ncclnet/result_policy.hpp"
 
 namespace ncclnet::ofi {
 namespace {
@@ -242,11 +243,14 @@ class OfiNet {
                    "regMrDmaBuf on %s: DMA-BUF is not available: %s; ptrSupport does not "
                    "advertise NCCL_PTR_DMABUF",
                    ep.nic().name.c_str(), ep.nic().dmabufWhyNot.c_str());
-      return ncclInvalidUsage;
+      return resultOf(Failure::kUnsupportedMemory);
     }
     // A host buffer needs no dma-buf (NCCL passes CUDA memory only).
     if (type == NCCL_PTR_HOST) return regMr(comm, data, size, type, out);
-    if (type != NCCL_PTR_CUDA) return bad("regMrDmaBuf", "type is neither NCCL_PTR_CUDA nor HOST");
+    if (type != NCCL_PTR_CUDA) {
+      NCCLNET_WARN(log_, "regMrDmaBuf: memory type %d is neither NCCL_PTR_CUDA nor HOST", type);
+      return resultOf(Failure::kUnsupportedMemory);
+    }
     if (fd < 0) return bad("regMrDmaBuf", "the dma-buf fd is negative");
     void* entry = nullptr;
     std::lock_guard<std::mutex> lock(ep.mutex());
@@ -323,7 +327,7 @@ class OfiNet {
   ncclResult_t endpointFor(int dev, Endpoint** out) {
     if (dev < 0 || dev >= static_cast<int>(devices_.size())) {
       NCCLNET_WARN(log_, "device %d does not exist (%zu devices)", dev, devices_.size());
-      return ncclInvalidArgument;
+      return resultOf(Failure::kBadDevice);
     }
     Device& device = *devices_[dev];
     std::lock_guard<std::mutex> lock(device.openMutex);

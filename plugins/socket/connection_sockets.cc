@@ -98,14 +98,14 @@ void ConnectionSockets::flushControl() {
     } else if (io == Io::Closed) {
       onControlClosed("send");
     } else {
-      health_.fail(ncclSystemError, "control socket: send failed: %s", std::strerror(errno));
+      health_.fail(Failure::kPeerGone, "control socket: send failed: %s", std::strerror(errno));
     }
   }
 }
 
 void ConnectionSockets::onControlClosed(const char* call) {
   if (!receiving_) {
-    health_.fail(ncclRemoteError, "control socket: connection closed by the peer (%s)", call);
+    health_.fail(Failure::kPeerGone, "control socket: connection closed by the peer (%s)", call);
     return;
   }
   peerClosed_ = true;
@@ -137,7 +137,7 @@ void ConnectionSockets::fillControl() {
       onControlClosed("recv");
       return;
     } else {
-      health_.fail(ncclSystemError, "control socket: recv failed: %s", std::strerror(errno));
+      health_.fail(Failure::kPeerGone, "control socket: recv failed: %s", std::strerror(errno));
     }
   }
 }
@@ -150,7 +150,7 @@ size_t ConnectionSockets::readControlInto(char* at, size_t size) {
   if (io == Io::Closed) {
     onControlClosed("recv");
   } else if (io == Io::Failed) {
-    health_.fail(ncclSystemError, "control socket: recv failed: %s", std::strerror(errno));
+    health_.fail(Failure::kPeerGone, "control socket: recv failed: %s", std::strerror(errno));
   }
   return 0;
 }

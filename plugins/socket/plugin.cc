@@ -10,6 +10,7 @@
 #include "ncclnet/cuda_driver_slot.hpp"
 #include "ncclnet/interfaces.hpp"
 #include "ncclnet/plugin.hpp"
+#include "ncclnet/result_policy.hpp"
 #include "ncclnet/unpack.hpp"
 
 namespace ncclnet::socket {
@@ -80,7 +81,7 @@ class SocketNet {
 
   // What differs from NCCL's defaults, which the SDK filled in.
   ncclResult_t getProperties(int dev, ncclNetProperties_v12_t* props) {
-    if (!validDevice("getProperties", dev)) return ncclInvalidArgument;
+    if (!validDevice("getProperties", dev)) return resultOf(Failure::kBadDevice);
     Interface& itf = interfaces_[dev];
     props->name = const_cast<char*>(itf.name.c_str());
     props->pciPath = itf.pciPath.empty() ? nullptr : const_cast<char*>(itf.pciPath.c_str());
@@ -105,7 +106,7 @@ class SocketNet {
   }
 
   ncclResult_t listen(const CommContext&, int dev, void* handle, std::unique_ptr<ListenComm>* out) {
-    if (!validDevice("listen", dev)) return ncclInvalidArgument;
+    if (!validDevice("listen", dev)) return resultOf(Failure::kBadDevice);
     ListenHandle h;
     ncclResult_t res = ListenComm::open(interfaces_[dev], config_, log_, out, &h);
     if (res == ncclSuccess) encodeHandle(h, handle);
@@ -114,7 +115,7 @@ class SocketNet {
 
   ncclResult_t connect(const CommContext&, int dev, const void* handle,
                        std::unique_ptr<Connector>* out) {
-    if (!validDevice("connect", dev)) return ncclInvalidArgument;
+    if (!validDevice("connect", dev)) return resultOf(Failure::kBadDevice);
     ListenHandle h;
     WireVerdict verdict = decodeHandle(handle, &h);
     if (verdict != WireVerdict::kOk) {
@@ -154,7 +155,7 @@ class SocketNet {
   ncclResult_t regMr(DataComm<SocketNet>, void*, size_t, int type, std::unique_ptr<Region>* out) {
     if (type != NCCL_PTR_HOST) {
       NCCLNET_WARN(log_, "regMr: memory type %d is not supported (ptrSupport is HOST only)", type);
-      return ncclInternalError;
+      return resultOf(Failure::kUnsupportedMemory);
     }
     *out = std::make_unique<Region>();
     return ncclSuccess;

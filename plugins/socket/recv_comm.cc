@@ -247,7 +247,8 @@ void RecvComm::pump() {
     }
     DataHeader h;
     if (!decodeHeader(core_->rxData(), &h)) {
-      health.fail(ncclRemoteError, "control socket: malformed header (protocol desynchronized)");
+      health.fail(Failure::kPeerMisbehaved,
+                  "control socket: malformed header (protocol desynchronized)");
       break;
     }
     core_->consume(kHeaderBytes);
@@ -256,7 +257,7 @@ void RecvComm::pump() {
   // The sender closed after its last send: the messages it sent are all
   // read by now, and a receive still waiting for one waits in vain.
   if (health.ok() && core_->peerClosed() && (!matching_.empty() || inline_.active)) {
-    health.fail(ncclRemoteError,
+    health.fail(Failure::kPeerGone,
                 "the sender closed the connection while a receive waited for a message");
   }
   core_->driveStreams();
@@ -279,7 +280,7 @@ bool RecvComm::onHeader(const DataHeader& h) {
   Health& health = core_->health();
   bool carriesPayload = (h.flags & kFlagInline) && h.size > 0;
   if ((h.flags & kFlagEager) && h.size > 0 && !carriesPayload) {
-    health.fail(ncclRemoteError,
+    health.fail(Failure::kPeerMisbehaved,
                 "an eager header of %llu bytes without its payload (protocol error)",
                 static_cast<unsigned long long>(h.size));
     return false;
@@ -288,7 +289,7 @@ bool RecvComm::onHeader(const DataHeader& h) {
   int slot = 0;
   if (!findBuffer(h.tag, &r, &slot)) {
     if (h.flags & kFlagEager) return hold(h);
-    health.fail(ncclRemoteError,
+    health.fail(Failure::kPeerMisbehaved,
                 "the peer sent a %llu-byte message with tag %d and no receive posted for it "
                 "(protocol error)",
                 static_cast<unsigned long long>(h.size), h.tag);
@@ -297,7 +298,7 @@ bool RecvComm::onHeader(const DataHeader& h) {
   if (h.flags & kFlagTruncated) {
     // The sender refused it against this buffer's size: nothing follows.
     if (fill(r, slot, h.size, h.tag)) {
-      health.fail(ncclRemoteError,
+      health.fail(Failure::kPeerMisbehaved,
                   "a refused %llu-byte message (tag %d) would fit its %zu-byte buffer "
                   "(protocol error)",
                   static_cast<unsigned long long>(h.size), h.tag, r->capacity[slot]);
@@ -306,7 +307,7 @@ bool RecvComm::onHeader(const DataHeader& h) {
   } else if (!(h.flags & kFlagEager) && h.size > r->capacity[slot]) {
     // The sender checked this against the clear-to-send; reaching here
     // means a broken peer, and the only safe answer is to stop reading.
-    health.fail(ncclRemoteError,
+    health.fail(Failure::kPeerMisbehaved,
                 "header of %llu bytes with tag %d for a %zu-byte buffer (protocol error)",
                 static_cast<unsigned long long>(h.size), h.tag, r->capacity[slot]);
     return false;
@@ -335,7 +336,7 @@ bool RecvComm::fill(RecvRequest* r, int slot, size_t size, int tag) {
                  "%s: message truncated: a %zu-byte message (tag %d) for a %zu-byte receive "
                  "buffer; nothing was written, the receive fails with ncclInvalidUsage",
                  core_->health().what().c_str(), size, tag, r->capacity[slot]);
-    r->error = ncclInvalidUsage;
+    r->error = resultOf(Failure::kTruncated);
   }
   r->sizes[slot] = fits ? static_cast<int>(size) : 0;
   if (unpack_) unpack_->trim(&r->pages, fits ? size : 0);  // a shorter message: fewer pages
@@ -346,7 +347,7 @@ bool RecvComm::hold(const DataHeader& h) {
   Health& health = core_->health();
   // One message in held_ may be a claimed one whose payload still arrives.
   if (heldBytes_ + h.size > kEagerCredit || held_.size() > kEagerMessages) {
-    health.fail(ncclRemoteError,
+    health.fail(Failure::kPeerMisbehaved,
                 "the peer sent more eager messages (%zu, %llu bytes) than it may before their "
                 "receives are posted (%zu, %zu bytes; protocol error)",
                 held_.size() + 1, static_cast<unsigned long long>(heldBytes_ + h.size),

@@ -127,7 +127,7 @@ void SendComm::pump() {
   while (core_->rxSize() >= kCtsBytes) {
     PostedRecv posted;
     if (!decodeCts(core_->rxData(), &posted.cts)) {
-      core_->health().fail(ncclRemoteError,
+      core_->health().fail(Failure::kPeerMisbehaved,
                            "control socket: malformed clear-to-send frame "
                            "(protocol desynchronized)");
       return;
@@ -229,7 +229,7 @@ void SendComm::sendPaired(SendRequest* r, size_t capacity) {
                  "%zu-byte receive buffer; nothing is sent, both requests fail with "
                  "ncclInvalidUsage",
                  health.what().c_str(), r->size, r->tag, capacity);
-    r->error = ncclInvalidUsage;
+    r->error = resultOf(Failure::kTruncated);
     sendHeader(r, kFlagTruncated);
   } else if (r->size <= inlineBytes_) {
     sendHeader(r, r->size > 0 ? kFlagInline : 0);

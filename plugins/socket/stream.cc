@@ -75,12 +75,12 @@ Stream::State Stream::progressLocked(bool* moved) {
     int err = errno;
     dropAll();
     if (io == Io::Closed) {
-      health_->fail(ncclRemoteError,
+      health_->fail(Failure::kPeerGone,
                     "data socket %d: connection closed by the peer with %zu bytes "
                     "of a transfer outstanding",
                     index_, left);
     } else {
-      health_->fail(ncclSystemError, "data socket %d: %s failed: %s", index_,
+      health_->fail(Failure::kPeerGone, "data socket %d: %s failed: %s", index_,
                     sending_ ? "send" : "recv", std::strerror(err));
     }
     return State::Idle;
@@ -95,7 +95,8 @@ Worker::Worker(std::vector<Stream*> streams, Patience patience, HelperCensus* ce
       health_(health),
       wakeFd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
   if (!wakeFd_.valid()) {
-    health_->fail(ncclSystemError, "eventfd for a helper thread failed: %s", std::strerror(errno));
+    health_->fail(Failure::kSystemCall, "eventfd for a helper thread failed: %s",
+                  std::strerror(errno));
     return;
   }
   thread_ = std::thread([this] { run(); });
@@ -186,7 +187,7 @@ bool Worker::sleep(const std::vector<Stream*>& pending) {
   int n = ::poll(fds.data(), fds.size(), kMaxSleepMs);
   state_.fetch_and(~kSleeping, std::memory_order_acq_rel);
   if (n < 0 && errno != EINTR) {
-    health_->fail(ncclSystemError, "helper thread poll failed: %s", std::strerror(errno));
+    health_->fail(Failure::kSystemCall, "helper thread poll failed: %s", std::strerror(errno));
     stop_.store(true, std::memory_order_release);
     return false;
   }

@@ -69,7 +69,7 @@ std::string format(const char* fmt, ...) {
 
 ncclResult_t wireResult(WireVerdict verdict, WireSource source) {
   if (verdict == WireVerdict::kOk) return ncclSuccess;
-  return source == WireSource::kHandle ? ncclInvalidUsage : ncclRemoteError;
+  return resultOf(source == WireSource::kHandle ? Failure::kBadHandle : Failure::kPeerMisbehaved);
 }
 
 void WireStamp::write(void* bytes, uint64_t secret) const {

@@ -13,9 +13,9 @@
 #include <thread>
 #include <vector>
 
-#include "softverbs/test_hooks.h"
 #include "async_events.hpp"
 #include "ibv_api.hpp"
+#include "softverbs/test_hooks.h"
 #include "test_files.hpp"
 
 namespace ncclnet::ib {
@@ -48,7 +48,7 @@ std::vector<std::string> lines(ncclDebugLogLevel level) {
 bool failsWithin(const Health& health, double seconds = 5) {
   auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
   while (Clock::now() < deadline) {
-    if (health.failure() != ncclSuccess) return true;
+    if (health.code() != ncclSuccess) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   return false;
@@ -140,8 +140,8 @@ TEST_F(AsyncWatcherTest, QpFatalFailsTheCommWithOneLine) {
   auto other = std::make_shared<Health>();  // another comm: untouched
   ASSERT_EQ(raise_(0, IBV_EVENT_QP_FATAL, qp_->qp_num), 0);
   ASSERT_TRUE(failsWithin(*health));
-  EXPECT_EQ(health->failure(), ncclSystemError);
-  EXPECT_EQ(other->failure(), ncclSuccess);
+  EXPECT_EQ(health->code(), ncclSystemError);
+  EXPECT_EQ(other->code(), ncclSuccess);
   std::vector<std::string> warnings = lines(NCCL_LOG_WARN);
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("IBV_EVENT_QP_FATAL on softverbs0 port 1, QP " +
@@ -166,7 +166,7 @@ TEST_F(AsyncWatcherTest, AccessErrorIsTheRemoteSide) {
   auto health = watchQpAndCq();
   ASSERT_EQ(raise_(0, IBV_EVENT_QP_ACCESS_ERR, qp_->qp_num), 0);
   ASSERT_TRUE(failsWithin(*health));
-  EXPECT_EQ(health->failure(), ncclRemoteError);
+  EXPECT_EQ(health->code(), ncclRemoteError);
 }
 
 TEST_F(AsyncWatcherTest, PortErrFailsCommsOnThatPort) {
@@ -194,7 +194,7 @@ TEST_F(AsyncWatcherTest, NonFatalEventsAreInfo) {
   EXPECT_NE(infos[0].find("IBV_EVENT_LID_CHANGE on softverbs0 port 1"), std::string::npos);
   EXPECT_NE(infos[1].find("IBV_EVENT_SQ_DRAINED"), std::string::npos);
   EXPECT_TRUE(lines(NCCL_LOG_WARN).empty());
-  EXPECT_EQ(health->failure(), ncclSuccess);
+  EXPECT_EQ(health->code(), ncclSuccess);
 }
 
 TEST_F(AsyncWatcherTest, AnEventForAnUnwatchedQpFailsNothing) {
@@ -202,7 +202,7 @@ TEST_F(AsyncWatcherTest, AnEventForAnUnwatchedQpFailsNothing) {
   watcher_->unwatch(qp_);
   ASSERT_EQ(raise_(0, IBV_EVENT_QP_FATAL, qp_->qp_num), 0);
   watcher_->pollNow();
-  EXPECT_EQ(health->failure(), ncclSuccess);
+  EXPECT_EQ(health->code(), ncclSuccess);
   EXPECT_TRUE(lines(NCCL_LOG_WARN).empty());
 }
 
@@ -210,7 +210,7 @@ TEST_F(AsyncWatcherTest, PollNowHandlesWhatIsDeliveredBeforeReturning) {
   auto health = watchQpAndCq();
   ASSERT_EQ(raise_(0, IBV_EVENT_DEVICE_FATAL, 0), 0);
   watcher_->pollNow();  // whether the thread or this call handles it
-  EXPECT_EQ(health->failure(), ncclSystemError);
+  EXPECT_EQ(health->code(), ncclSystemError);
   EXPECT_EQ(lines(NCCL_LOG_WARN).size(), 1u);
 }
 

@@ -153,7 +153,7 @@ TEST(StreamQueue, NothingMovesOnceTheCommFailed) {
   StreamOnSocketpair pair(/*sending=*/true);
   ASSERT_NE(pair.stream, nullptr);
   Stream& stream = *pair.stream;
-  pair.health.fail(ncclRemoteError, "another data socket of the comm was closed");
+  pair.health.fail(Failure::kPeerGone, "another data socket of the comm was closed");
   std::vector<char> bytes(4096, 'x');
   Pending p;
   p.add(1);

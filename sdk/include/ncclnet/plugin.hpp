@@ -105,19 +105,25 @@
 // Every other result is the class's own and reaches NCCL unchanged; a
 // failed create() is init's result. A data-path failure reaches the
 // application as the code of ncclCommGetAsyncError (rule 50), so it is
-// the user's first clue. The bundled plugins use:
-//  - ncclSystemError: a call into the OS, verbs, libfabric or the CUDA
-//    driver failed; init found no usable device (NCCL then uses its own IB
-//    or Socket);
-//  - ncclRemoteError: the peer went away, refused, or did not answer in
-//    time;
+// the user's first clue. <ncclnet/result_policy.hpp> gives each way of
+// failing one code (ncclnet::resultOf(Failure)), which the bundled plugins
+// use; docs/contract.md ("Result codes") has the table and NCCL's reasons:
+//  - ncclSystemError: a local call into the OS, verbs, libfabric or the
+//    CUDA driver failed, or memory ran out; init found no usable device
+//    (NCCL then uses its own IB or Socket);
+//  - ncclRemoteError: the peer went away, did not answer in time, or sent
+//    what the protocol never sends;
 //  - ncclInvalidUsage: a mistake in how the job uses the plugin: a connect
 //    handle another plugin or build wrote, a knob value the knob does not
 //    allow (ncclnet::ParamTable::read), a message longer than the receive
 //    posted for it;
 //  - ncclInvalidArgument: an argument a correct NCCL never passes: a
 //    device index out of range, a buffer outside its registration;
-//  - ncclInternalError: a state a correct NCCL or peer never produces.
+//  - ncclInternalError: a state a correct NCCL or peer never produces: a
+//    memory type ptrSupport did not offer, an iflush with every request
+//    in flight (a NULL flush request would mean "nothing to flush").
+// A comm keeps its first failure (<ncclnet/sticky_error.hpp>): logged
+// once, then returned by every later call on it without a new line.
 #pragma once
 
 // The ABI, the contracts, then the export layer: the compiler then shows a

@@ -24,6 +24,7 @@
 #include <string>
 
 #include "ncclnet/abi/result.h"
+#include "ncclnet/result_policy.hpp"
 
 namespace ncclnet {
 
@@ -61,10 +62,11 @@ enum class WireSource {
   kAnswer,  // the peer this side dialed answered with them
 };
 
-// The result a plugin returns for a refused stamp: ncclInvalidUsage for a
-// handle (NCCL handed over bytes that are not a listen handle of this
-// plugin: the caller's mistake), ncclRemoteError for an answer (the peer
-// is of another kind or version). ncclSuccess for kOk. Bytes arriving at a
+// The result a plugin returns for a refused stamp, from the result policy
+// (result_policy.hpp): Failure::kBadHandle for a handle (NCCL handed over
+// bytes that are not a listen handle of this plugin: the caller's mistake,
+// ncclInvalidUsage), Failure::kPeerMisbehaved for an answer (the peer is of
+// another kind or version, ncclRemoteError). ncclSuccess for kOk. Bytes arriving at a
 // listen have no result: they may be a stray (a port scanner, a stale job),
 // so the listen drops them with a rate-limited WARN and waits for its peer.
 ncclResult_t wireResult(WireVerdict verdict, WireSource source);
