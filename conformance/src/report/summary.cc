@@ -26,6 +26,13 @@ bool verdictOf(const std::string& name, Verdict* out) {
   return false;
 }
 
+// A time in seconds; a non-finite one was written as null.
+double secondsOf(const Json& object) {
+  if (!object.is_object() || !object.contains("seconds")) return 0;
+  const Json& seconds = object["seconds"];
+  return seconds.is_number() ? seconds.get<double>() : 0;
+}
+
 }  // namespace
 
 bool readReport(const std::string& path, Report* out, std::string* error) {
@@ -36,15 +43,18 @@ bool readReport(const std::string& path, Report* out, std::string* error) {
   }
   // Without exceptions: a file that is not JSON parses to `discarded`.
   Json root = Json::parse(in, nullptr, false);
-  if (root.is_discarded() || !root.is_object() || root.value("tool", "") != "ncclnet-conformance" ||
-      !root.contains("scenarios") || !root["scenarios"].is_array()) {
+  auto isReport = [&] {
+    return root.is_object() && root.contains("tool") && root["tool"] == "ncclnet-conformance" &&
+           root.contains("scenarios") && root["scenarios"].is_array();
+  };
+  if (root.is_discarded() || !isReport()) {
     *error = path + ": not an ncclnet-conformance JSON report";
     return false;
   }
   Report report;
   try {
     report.strict = root.value("strict", false);
-    report.seconds = root.contains("summary") ? root["summary"].value("seconds", 0.0) : 0.0;
+    report.seconds = secondsOf(root.value("summary", Json::object()));
     report.profilePath = root.value("profile", "");
     for (const Json& s : root["scenarios"]) {
       TestResult r;
@@ -52,9 +62,7 @@ bool readReport(const std::string& path, Report* out, std::string* error) {
       r.scenario = s.value("scenario", "");
       r.version = s.value("abi", 0);
       r.reason = s.value("reason", "");
-      // A non-finite time was written as null.
-      r.seconds =
-          s.contains("seconds") && s["seconds"].is_number() ? s["seconds"].get<double>() : 0;
+      r.seconds = secondsOf(s);
       if (!verdictOf(s.value("verdict", ""), &r.verdict)) {
         *error = path + ": " + r.test + " has no verdict the suite gives";
         return false;
@@ -66,8 +74,8 @@ bool readReport(const std::string& path, Report* out, std::string* error) {
       report.results.push_back(r);
     }
   } catch (const Json::exception& e) {
-    // A member of the wrong type (value() and get() check).
-    *error = path + ": " + e.what();
+    // A member of the wrong type: value() and get() check, and say which.
+    *error = path + ": not an ncclnet-conformance JSON report: " + e.what();
     return false;
   }
   *out = report;
