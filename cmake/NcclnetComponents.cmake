@@ -63,6 +63,11 @@ set(NCCLNET_HAVE_YAMLCPP ${yaml-cpp_FOUND})
 
 find_package(GTest QUIET)
 set(NCCLNET_HAVE_GTEST ${GTest_FOUND})
+
+# The tools' and the suite's JSON reports are written and read through
+# nlohmann-json (header-only); plugins never use it.
+find_package(nlohmann_json 3 CONFIG QUIET)
+set(NCCLNET_HAVE_NLOHMANN_JSON ${nlohmann_json_FOUND})
 find_package(Threads REQUIRED)
 
 function(_ncclnet_summary_line what found enables)
@@ -97,6 +102,8 @@ function(ncclnet_print_summary)
   _ncclnet_summary_line("libfabric" "${NCCLNET_HAVE_LIBFABRIC}" "sdk-ofi")
   _ncclnet_summary_line("libibverbs headers" "${NCCLNET_HAVE_IBVERBS}" "sdk-ib")
   _ncclnet_summary_line("yaml-cpp" "${NCCLNET_HAVE_YAMLCPP}" "ncclnet-conformance profiles")
+  _ncclnet_summary_line("nlohmann-json" "${NCCLNET_HAVE_NLOHMANN_JSON}"
+                        "ncclnet-info, ncclnet-bench, nccl-driver and ncclnet-conformance")
   _ncclnet_summary_line("GoogleTest" "${NCCLNET_HAVE_GTEST}" "the test suite")
   message(STATUS "")
 endfunction()

@@ -11,45 +11,27 @@
 #include <cstdio>
 #include <memory>
 
+#include "device_json.hpp"
 #include "harness/crash_report.hpp"
 #include "harness/launch.hpp"
 #include "harness/wire.hpp"
-#include "ncclnet/host/json_writer.hpp"
 #include "ncclnet/host/loader.hpp"
 #include "scenario/plugin_log.hpp"
 
 namespace conformance {
 
-using ncclnet::host::JsonWriter;
-
 namespace {
 
-void writeProps(JsonWriter& w, int dev, const ncclNetProperties_v12_t& p) {
-  w.beginObject();
-  w.key("dev").value(dev);
-  w.key("name").value(p.name);  // NULL is written as null
-  w.key("pciPath").value(p.pciPath);
-  w.key("guid").value(p.guid);  // uint64_t: GUIDs often have the top bit set
-  w.key("ptrSupport").value(p.ptrSupport);
-  w.key("regIsGlobal").value(p.regIsGlobal);
-  w.key("forceFlush").value(p.forceFlush);
-  w.key("speed").value(p.speed);
-  w.key("port").value(p.port);
-  w.key("latency").value(static_cast<double>(p.latency));
-  w.key("maxComms").value(p.maxComms);
-  w.key("maxRecvs").value(p.maxRecvs);
-  w.key("netDeviceType").value(static_cast<int>(p.netDeviceType));
-  w.key("netDeviceVersion").value(p.netDeviceVersion);
-  w.key("vDevs").beginArray();
-  for (int i = 0; i < p.vProps.ndevs && i < NCCL_NET_MAX_DEVS_PER_NIC; i++)
-    w.value(p.vProps.devs[i]);
-  w.endArray();
-  w.key("maxP2pBytes").value(p.maxP2pBytes);
-  w.key("maxCollBytes").value(p.maxCollBytes);
-  w.key("maxMultiRequestSize").value(p.maxMultiRequestSize);
-  w.key("railId").value(p.railId);
-  w.key("planeId").value(p.planeId);
-  w.endObject();
+// What getProperties left, copied while the plugin is still loaded.
+ncclnet::json::DeviceProperties deviceProperties(int dev, ncclResult_t status,
+                                                 const ncclNetProperties_v12_t& p) {
+  ncclnet::json::DeviceProperties d;
+  d.index = dev;
+  d.status = status;
+  d.props = p;
+  if (status == ncclSuccess && p.name) d.name = p.name;
+  if (status == ncclSuccess && p.pciPath) d.pciPath = p.pciPath;
+  return d;
 }
 
 // Child: loads as NCCL would and writes the findings, one field a line.
@@ -76,8 +58,7 @@ int probeChild(int fd, const std::string& plugin, const std::optional<std::strin
     out.str(loaded->path()).str(loaded->name()).u32(static_cast<uint32_t>(loaded->version()));
     out.u32(static_cast<uint32_t>(loaded->exportedVersions().size()));
     for (int v : loaded->exportedVersions()) out.u32(static_cast<uint32_t>(v));
-    JsonWriter devices;
-    devices.beginArray();
+    ncclnet::json::Json devices = ncclnet::json::Json::array();
     void* ctx = nullptr;
     ncclNetCommConfig_v12_t config{NCCL_NET_TRAFFIC_CLASS_UNDEF};
     int ndev = 0;
@@ -90,17 +71,17 @@ int probeChild(int fd, const std::string& plugin, const std::optional<std::strin
         loaded->net().devices(&ndev) == ncclSuccess) {
       for (int d = 0; d < ndev; d++) {
         ncclNetProperties_v12_t p{};
-        if (loaded->net().getProperties(d, &p) != ncclSuccess) continue;
-        writeProps(devices, d, p);
-        if (d != 0) continue;
+        ncclResult_t got = loaded->net().getProperties(d, &p);
+        devices.push_back(
+            ncclnet::json::devicePropertiesJson(deviceProperties(d, got, p), loaded->version()));
+        if (got != ncclSuccess || d != 0) continue;
         caps.ptrSupport = p.ptrSupport;
         caps.maxRecvs = p.maxRecvs;
         caps.netDeviceType = static_cast<int>(p.netDeviceType);
       }
       loaded->net().finalize(ctx);
     }
-    devices.endArray();
-    out.str(devices.str());
+    out.str(ncclnet::json::jsonText(devices));
     out.u32(static_cast<uint32_t>(caps.ptrSupport)).u32(static_cast<uint32_t>(caps.maxRecvs));
     out.u32(static_cast<uint32_t>(caps.netDeviceType)).u32(caps.regMrDmaBuf);
     out.u32(gpus.available).str(gpus.whyNot).u32(static_cast<uint32_t>(gpus.driverVersion));

@@ -20,7 +20,7 @@ struct PluginInfo {
   std::string name;
   int selectedVersion = 0;    // what NCCL (the emulated window) picks
   std::vector<int> exported;  // newest first
-  std::string devicesJson;    // array of property objects, at selectedVersion
+  std::string devicesJson;    // JSON array, one devicePropertiesJson per device
   std::string loadOutcome;
   // What scenarios' requirements are judged on before their ranks start:
   // device 0 through the selected table, and the host's GPUs, learned with

@@ -2,7 +2,8 @@
 # `ncclnet-conformance --summary` over the reports of three runs (a pass, a
 # pass with a warning, a failure) prints for each the result line that run
 # printed, word for word, and exits 1 because one failed; --verbose adds
-# what did not pass; a file that is no report exits 2 (cmake -P).
+# what did not pass; a file that is no report, or has a member of the
+# wrong type, exits 2 (cmake -P).
 #   -DBIN=<ncclnet-conformance> -DOUT=<dir> -DPROFILE=<broken.yaml>
 #   -DPLUGIN=<conf-tcp> -DWARN=<defect> -DFAIL=<defect> (CONF_TCP_DEFECT values;
 #   the pass run plants none)
@@ -50,3 +51,16 @@ execute_process(COMMAND ${BIN} --summary ${OUT}/summary-PASS.json ${PROFILE} RES
 if(NOT rc EQUAL 2 OR NOT err MATCHES "not an ncclnet-conformance JSON report")
   message(FATAL_ERROR "a profile read as a report: expected exit 2 saying so, got ${rc}: ${err}")
 endif()
+
+# JSON that is not a report, or a report with a member of the wrong type:
+# refused with one line and exit 2, never an escaped exception.
+file(WRITE ${OUT}/summary-not-a-report.json "{\"tool\": 1, \"scenarios\": []}")
+file(WRITE ${OUT}/summary-bad-member.json
+     "{\"tool\": \"ncclnet-conformance\", \"scenarios\": [{\"test\": \"t\", \"abi\": \"x\"}]}")
+foreach(bad not-a-report bad-member)
+  execute_process(COMMAND ${BIN} --summary ${OUT}/summary-${bad}.json RESULT_VARIABLE rc
+                  OUTPUT_QUIET ERROR_VARIABLE err)
+  if(NOT rc EQUAL 2 OR NOT err MATCHES "summary-${bad}.json: not an ncclnet-conformance JSON report")
+    message(FATAL_ERROR "summary-${bad}.json: expected exit 2 saying it is no report, got ${rc}: ${err}")
+  endif()
+endforeach()

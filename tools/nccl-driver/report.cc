@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <map>
 
-#include "ncclnet/host/json_writer.hpp"
+#include "json_text.hpp"
 #include "stats.hpp"
 
 namespace nccldriver {
@@ -108,69 +108,71 @@ void printTable(std::ostream& out, const std::vector<Subject>& subjects,
 void writeJson(std::ostream& out, const Options& o, const std::vector<Subject>& subjects,
                const std::vector<JobOutcome>& jobs, const std::vector<PointSummary>& rows,
                bool mps) {
-  ncclnet::host::JsonWriter w(out);
-  w.beginObject();
-  w.key("tool").value("nccl-driver");
-  w.key("ranks").value(o.ranks);
-  w.key("rounds").value(o.rounds);
-  w.key("mps").value(mps);
-  w.key("nccl_version").value(jobs.empty() ? 0 : jobs.front().ncclVersion);
-  w.key("subjects").beginArray();
+  using ncclnet::json::Json;
+  Json j = Json::object();
+  j["tool"] = "nccl-driver";
+  j["ranks"] = o.ranks;
+  j["rounds"] = o.rounds;
+  j["mps"] = mps;
+  j["nccl_version"] = jobs.empty() ? 0 : jobs.front().ncclVersion;
+  Json subjectList = Json::array();
   for (const Subject& s : subjects) {
-    w.beginObject().key("name").value(s.name).key("env").beginObject();
-    for (const EnvVar& e : s.env) w.key(e.first).value(e.second);
-    w.endObject().endObject();
+    Json env = Json::object();
+    for (const EnvVar& e : s.env) env[e.first] = e.second;
+    subjectList.push_back({{"name", s.name}, {"env", env}});
   }
-  w.endArray();
-  w.key("jobs").beginArray();
-  for (const JobOutcome& j : jobs) {
-    w.beginObject();
-    w.key("subject").value(j.subject).key("round").value(j.round + 1);
-    w.key("status").value(j.status).key("detail").value(j.detail);
-    w.key("seconds").value(j.seconds);
-    w.key("proof").beginObject();
-    w.key("proven").value(j.proof.proven()).key("text").value(j.proof.describe());
-    w.key("network").value(j.proof.network).key("connections").value(j.proof.connections);
-    w.key("via_expected").value(j.proof.viaExpected).key("gdr").value(j.proof.gdr);
-    w.key("violations").beginArray();
-    for (const std::string& v : j.proof.violations) w.value(v);
-    w.endArray();
-    w.key("caller_lines").beginArray();
-    for (const std::string& v : j.proof.callerLines) w.value(v);
-    w.endArray().endObject();
-    w.key("events").beginArray();
-    for (const std::string& e : j.events) w.value(e);
-    w.endArray();
-    w.key("points").beginArray();
-    for (const PointResult& p : j.points) {
-      w.beginObject().key("op").value(opName(p.op)).key("bytes").value(p.bytes);
-      w.key("time_us").value(p.us).key("busbw_gbps").value(busbwOf(p, o.ranks));
-      w.key("ok").value(p.ok).endObject();
+  j["subjects"] = subjectList;
+  Json jobList = Json::array();
+  for (const JobOutcome& job : jobs) {
+    Json proof = Json::object();
+    proof["proven"] = job.proof.proven();
+    proof["text"] = job.proof.describe();
+    proof["network"] = job.proof.network;
+    proof["connections"] = job.proof.connections;
+    proof["via_expected"] = job.proof.viaExpected;
+    proof["gdr"] = job.proof.gdr;
+    proof["violations"] = job.proof.violations;
+    proof["caller_lines"] = job.proof.callerLines;
+    Json points = Json::array();
+    for (const PointResult& p : job.points) {
+      points.push_back({{"op", opName(p.op)},
+                        {"bytes", p.bytes},
+                        {"time_us", p.us},
+                        {"busbw_gbps", busbwOf(p, o.ranks)},
+                        {"ok", p.ok}});
     }
-    w.endArray();
-    w.key("logs").beginArray();
-    for (const std::string& l : j.logs) w.value(l);
-    w.endArray().endObject();
+    Json entry = Json::object();
+    entry["subject"] = job.subject;
+    entry["round"] = job.round + 1;
+    entry["status"] = job.status;
+    entry["detail"] = job.detail;
+    entry["seconds"] = job.seconds;
+    entry["proof"] = proof;
+    entry["events"] = job.events;
+    entry["points"] = points;
+    entry["logs"] = job.logs;
+    jobList.push_back(entry);
   }
-  w.endArray();
-  w.key("summary").beginArray();
+  j["jobs"] = jobList;
+  Json summary = Json::array();
   for (const PointSummary& r : rows) {
-    w.beginObject().key("op").value(opName(r.op)).key("bytes").value(r.bytes);
-    w.key("subject").value(r.subject).key("busbw_median").value(r.median);
-    w.key("busbw_q1").value(r.q1).key("busbw_q3").value(r.q3);
-    w.key("passing_rounds").value(int(r.busbw.size()));
-    if (r.ratioMedian > 0)
-      w.key("ratio_median")
-          .value(r.ratioMedian)
-          .key("ratio_q1")
-          .value(r.ratioQ1)
-          .key("ratio_q3")
-          .value(r.ratioQ3);
-    w.endObject();
+    Json row = Json::object();
+    row["op"] = opName(r.op);
+    row["bytes"] = r.bytes;
+    row["subject"] = r.subject;
+    row["busbw_median"] = r.median;
+    row["busbw_q1"] = r.q1;
+    row["busbw_q3"] = r.q3;
+    row["passing_rounds"] = r.busbw.size();
+    if (r.ratioMedian > 0) {
+      row["ratio_median"] = r.ratioMedian;
+      row["ratio_q1"] = r.ratioQ1;
+      row["ratio_q3"] = r.ratioQ3;
+    }
+    summary.push_back(row);
   }
-  w.endArray();
-  w.endObject();
-  out << "\n";
+  j["summary"] = summary;
+  out << ncclnet::json::jsonText(j) << "\n";
 }
 
 }  // namespace nccldriver

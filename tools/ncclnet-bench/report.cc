@@ -9,14 +9,14 @@
 #include <cstdio>
 #include <fstream>
 
-#include "ncclnet/host/json_writer.hpp"
+#include "json_text.hpp"
 #include "stats.hpp"
 
 namespace ncclnet::bench {
 
 namespace {
 
-using ncclnet::host::JsonWriter;
+using json::Json;
 
 // `digits` significant digits without an exponent (8 B messages move
 // 0.0001 GB/s and 64 MiB ones 5 GB/s), at most 6 decimals.
@@ -74,37 +74,21 @@ void printSection(const std::vector<size_t>& sizes, const char* firstHeader, con
   printTable(rows);
 }
 
-void writeSummary(JsonWriter& w, const Summary& s) {
-  w.beginObject();
-  w.key("median").value(s.median);
-  w.key("q1").value(s.q1);
-  w.key("q3").value(s.q3);
-  w.key("min").value(s.min);
-  w.key("max").value(s.max);
-  w.endObject();
+Json summaryJson(const Summary& s) {
+  return {{"median", s.median}, {"q1", s.q1}, {"q3", s.q3}, {"min", s.min}, {"max", s.max}};
 }
 
-void writeRuns(JsonWriter& w, const std::vector<double>& runs) {
-  w.beginArray();
-  for (double v : runs) w.value(v);
-  w.endArray();
-}
-
-void writeRatios(JsonWriter& w, const std::vector<SubjectResult>& results, size_t i,
-                 std::vector<std::vector<double>> SubjectResult::*series) {
-  w.key("ratios").beginArray();
+Json ratiosJson(const std::vector<SubjectResult>& results, size_t i,
+                std::vector<std::vector<double>> SubjectResult::*series) {
+  Json ratios = Json::array();
   for (size_t s = 1; s < results.size(); s++) {
-    auto ratios = pairedRatios((results[0].*series)[i], (results[s].*series)[i]);
-    w.beginObject();
-    w.key("of").value(results[0].label);
-    w.key("to").value(results[s].label);
-    w.key("runs");
-    writeRuns(w, ratios);
-    w.key("summary");
-    writeSummary(w, summarize(ratios));
-    w.endObject();
+    std::vector<double> runs = pairedRatios((results[0].*series)[i], (results[s].*series)[i]);
+    ratios.push_back({{"of", results[0].label},
+                      {"to", results[s].label},
+                      {"runs", runs},
+                      {"summary", summaryJson(summarize(runs))}});
   }
-  w.endArray();
+  return ratios;
 }
 
 }  // namespace
@@ -167,75 +151,54 @@ bool writeJson(const std::string& path, const Schedule& schedule,
     *why = "cannot write " + path;
     return false;
   }
-  JsonWriter w(out);
-  w.beginObject();
-  w.key("tool").value("ncclnet-bench");
-  w.key("version").value(info.version);
-  w.key("command").beginArray();
-  for (const auto& a : info.command) w.value(a);
-  w.endArray();
-  w.key("machine").beginObject();
-  w.key("cpus").value(info.cpus);
-  w.key("kernel").value(info.kernel);
-  w.key("load_average_before").value(info.loadAverageBefore);
-  w.key("load_average_after").value(info.loadAverageAfter);
-  w.endObject();
-  w.key("settings").beginObject();
-  w.key("window").value(schedule.window);
-  w.key("comms").value(schedule.comms);
-  w.key("runs").value(schedule.runs);
-  w.key("latency_round_trips").value(schedule.latencyIters);
-  w.endObject();
-  w.key("subjects").beginArray();
+  Json j = Json::object();
+  j["tool"] = "ncclnet-bench";
+  j["version"] = info.version;
+  j["command"] = info.command;
+  j["machine"] = {{"cpus", info.cpus},
+                  {"kernel", info.kernel},
+                  {"load_average_before", info.loadAverageBefore},
+                  {"load_average_after", info.loadAverageAfter}};
+  j["settings"] = {{"window", schedule.window},
+                   {"comms", schedule.comms},
+                   {"runs", schedule.runs},
+                   {"latency_round_trips", schedule.latencyIters}};
+  Json subjects = Json::array();
   for (const auto& r : results) {
-    w.beginObject();
-    w.key("label").value(r.label);
-    w.key("description").value(r.description);
-    w.endObject();
+    subjects.push_back({{"label", r.label}, {"description", r.description}});
   }
-  w.endArray();
-  w.key("bandwidth").beginArray();
+  j["subjects"] = subjects;
+  Json bandwidth = Json::array();
   for (size_t i = 0; i < schedule.sizes.size(); i++) {
-    w.beginObject();
-    w.key("size").value(static_cast<uint64_t>(schedule.sizes[i]));
-    w.key("messages_per_comm").value(schedule.iters[i]);
-    w.key("subjects").beginArray();
+    Json rows = Json::array();
     for (const auto& r : results) {
       Summary s = summarize(r.gbps[i]);
-      w.beginObject();
-      w.key("label").value(r.label);
-      w.key("gbps_runs");
-      writeRuns(w, r.gbps[i]);
-      w.key("gbps");
-      writeSummary(w, s);
-      w.key("messages_per_second_median").value(messagesPerSecond(s.median, schedule.sizes[i]));
-      w.endObject();
+      rows.push_back(
+          {{"label", r.label},
+           {"gbps_runs", r.gbps[i]},
+           {"gbps", summaryJson(s)},
+           {"messages_per_second_median", messagesPerSecond(s.median, schedule.sizes[i])}});
     }
-    w.endArray();
-    writeRatios(w, results, i, &SubjectResult::gbps);
-    w.endObject();
+    bandwidth.push_back({{"size", static_cast<uint64_t>(schedule.sizes[i])},
+                         {"messages_per_comm", schedule.iters[i]},
+                         {"subjects", rows},
+                         {"ratios", ratiosJson(results, i, &SubjectResult::gbps)}});
   }
-  w.endArray();
-  w.key("latency").beginArray();
+  j["bandwidth"] = bandwidth;
+  Json latency = Json::array();
   for (size_t i = 0; i < schedule.latencySizes.size(); i++) {
-    w.beginObject();
-    w.key("size").value(static_cast<uint64_t>(schedule.latencySizes[i]));
-    w.key("subjects").beginArray();
+    Json rows = Json::array();
     for (const auto& r : results) {
-      w.beginObject();
-      w.key("label").value(r.label);
-      w.key("us_runs");
-      writeRuns(w, r.latencyUs[i]);
-      w.key("us");
-      writeSummary(w, summarize(r.latencyUs[i]));
-      w.endObject();
+      rows.push_back({{"label", r.label},
+                      {"us_runs", r.latencyUs[i]},
+                      {"us", summaryJson(summarize(r.latencyUs[i]))}});
     }
-    w.endArray();
-    writeRatios(w, results, i, &SubjectResult::latencyUs);
-    w.endObject();
+    latency.push_back({{"size", static_cast<uint64_t>(schedule.latencySizes[i])},
+                       {"subjects", rows},
+                       {"ratios", ratiosJson(results, i, &SubjectResult::latencyUs)}});
   }
-  w.endArray();
-  w.endObject();
+  j["latency"] = latency;
+  out << json::jsonText(j);
   out << "\n";
   if (!out) {
     *why = "cannot write " + path;

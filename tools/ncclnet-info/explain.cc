@@ -91,30 +91,6 @@ std::string failureExplanation(const Inspection& in) {
   return text;
 }
 
-std::string ptrSupportText(int mask) {
-  std::string text;
-  auto add = [&](int bit, const char* name) {
-    if (mask & bit) text += (text.empty() ? "" : "|") + std::string(name);
-  };
-  add(NCCL_PTR_HOST, "HOST");
-  add(NCCL_PTR_CUDA, "CUDA");
-  add(NCCL_PTR_DMABUF, "DMABUF");
-  if (mask & ~(NCCL_PTR_HOST | NCCL_PTR_CUDA | NCCL_PTR_DMABUF)) {
-    text += (text.empty() ? "" : "|") + std::string("unknown bits");
-  }
-  return text.empty() ? "none" : text;
-}
-
-const char* deviceTypeName(int type) {
-  switch (type) {
-    case NCCL_NET_DEVICE_HOST: return "HOST";
-    case NCCL_NET_DEVICE_UNPACK: return "UNPACK";
-    case NCCL_NET_DEVICE_GIN_PROXY: return "GIN_PROXY";
-    case NCCL_NET_DEVICE_GIN_GDAKI: return "GIN_GDAKI";
-    default: return "unknown";
-  }
-}
-
 std::string binarySizeText(size_t bytes) {
   static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   if (bytes == 0) return "";

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "inspection.hpp"
+#include "property_text.hpp"
 
 namespace ncclnet::info {
 
@@ -26,10 +27,9 @@ std::string choiceText(const host::LibraryAttempt& attempt, int oldest, int newe
 // do instead, and what to check. Only meaningful when nothing loaded.
 std::string failureExplanation(const Inspection& inspection);
 
-// "HOST|CUDA" for a ptrSupport mask ("none" for 0).
-std::string ptrSupportText(int mask);
-// "HOST", "UNPACK", ... ("unknown" otherwise).
-const char* deviceTypeName(int type);
+// Property value names (tools/json owns them: the JSON reports print them too).
+using json::deviceTypeName;
+using json::ptrSupportText;
 // "1 TiB", "512 MiB" for exact binary multiples, "" otherwise.
 std::string binarySizeText(size_t bytes);
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "device_properties.hpp"
 #include "ncclnet/abi/net.h"
 #include "ncclnet/host/extra_tables.hpp"
 #include "ncclnet/host/loader.hpp"
@@ -23,13 +24,8 @@ using host::LogLine;
 // One device's properties, as NCCL's core sees them (the v12 view). The
 // char* members of `props` are not used after inspection: the library may
 // be gone; `name` and `pciPath` hold copies (nullopt = the plugin gave NULL).
-struct DeviceInfo {
-  int index = 0;
-  ncclResult_t status = ncclSuccess;  // what getProperties returned
-  ncclNetProperties_v12_t props{};
-  std::optional<std::string> name;
-  std::optional<std::string> pciPath;
-};
+// tools/json owns the type: the suite's report writes devices the same way.
+using DeviceInfo = json::DeviceProperties;
 
 // An optional table member, as the loaded ABI version has it.
 enum class SlotState { Provided, Null, NotInVersion };

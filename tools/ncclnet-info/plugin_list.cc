@@ -6,14 +6,12 @@
 
 #include <iomanip>
 
+#include "json_text.hpp"
 #include "ncclnet/abi/net.h"
-#include "ncclnet/host/json_writer.hpp"
 #include "ncclnet/host/loader.hpp"
 #include "verdicts.hpp"
 
 namespace ncclnet::info {
-
-using host::JsonWriter;
 
 namespace {
 
@@ -124,41 +122,32 @@ void printListText(const PluginListing& listing, std::ostream& out) {
 }
 
 void printListJson(const PluginListing& listing, std::ostream& out) {
-  JsonWriter w(out);
-  w.beginObject();
-  w.key("tool").value("ncclnet-info");
-  w.key("searchPlaces").beginArray();
-  for (const std::string& place : listing.places) w.value(place);
-  w.endArray();
-  w.key("plugins").beginArray();
+  using json::Json;
+  Json plugins = Json::array();
   for (const ListedPlugin& p : listing.plugins) {
-    w.beginObject();
-    w.key("file").value(p.file.name).key("path").value(p.file.path);
-    w.key("origin").value(p.file.origin).key("shadowed").value(p.file.shadowed);
-    w.key("pluginValue")
-        .value(p.pluginValue.empty() ? std::optional<std::string>() : p.pluginValue);
-    w.key("loads").value(p.loads());
-    w.key("error").value(p.opened ? std::optional<std::string>() : p.error);
-    w.key("tables").beginArray();
-    for (const ListedTable& t : p.tables) {
-      w.beginObject().key("version").value(t.version).key("name").value(t.name).endObject();
-    }
-    w.endArray();
-    w.key("releases").beginObject();
+    Json tables = Json::array();
+    for (const ListedTable& t : p.tables)
+      tables.push_back({{"version", t.version}, {"name", json::stringOrNull(t.name)}});
+    Json releases = Json::object();
     for (const auto& [release, version] : p.releases) {
-      w.key(release);
-      if (version)
-        w.value(version);
-      else
-        w.null();
+      releases[release] = version ? Json(version) : Json(nullptr);
     }
-    w.endObject();
-    w.endObject();
+    plugins.push_back({{"file", p.file.name},
+                       {"path", p.file.path},
+                       {"origin", p.file.origin},
+                       {"shadowed", p.file.shadowed},
+                       {"pluginValue", p.pluginValue.empty() ? Json(nullptr) : Json(p.pluginValue)},
+                       {"loads", p.loads()},
+                       {"error", p.opened ? Json(nullptr) : Json(p.error)},
+                       {"tables", tables},
+                       {"releases", releases}});
   }
-  w.endArray();
-  w.key("exitCode").value(listExitCode(listing));
-  w.endObject();
-  out << '\n';
+  Json j = Json::object();
+  j["tool"] = "ncclnet-info";
+  j["searchPlaces"] = listing.places;
+  j["plugins"] = plugins;
+  j["exitCode"] = listExitCode(listing);
+  out << json::jsonText(j) << '\n';
 }
 
 }  // namespace ncclnet::info

@@ -4,12 +4,12 @@
 
 #include <fstream>
 
-#include "ncclnet/host/json_writer.hpp"
+#include "json_text.hpp"
 #include "scenario/rules.hpp"
 
 namespace conformance {
 
-using ncclnet::host::JsonWriter;
+using ncclnet::json::Json;
 
 const TestResult* Report::find(const std::string& test) const {
   for (const TestResult& r : results) {
@@ -34,26 +34,33 @@ std::map<std::string, uint64_t> Report::counterTotals() const {
 
 namespace {
 
-void writeProvenance(JsonWriter& w, const Provenance& p) {
-  w.key("provenance").beginObject();
-  w.key("tool").value(p.tool);
-  w.key("toolVersion").value(p.toolVersion);
-  w.key("sdkVersion").value(p.toolVersion);
-  w.key("gitCommit").value(p.gitCommit);
-  w.key("utcTime").value(p.utcTime);
-  w.key("host").value(p.host);
-  w.key("pluginSha256").value(p.pluginSha256);
-  w.key("profileSha256").value(p.profileSha256);
-  w.key("environment").beginObject();
-  for (const auto& [name, value] : p.environment) w.key(name).value(value);
-  w.endObject();
-  w.endObject();
+Json provenanceJson(const Provenance& p) {
+  Json j = Json::object();
+  j["tool"] = p.tool;
+  j["toolVersion"] = p.toolVersion;
+  j["sdkVersion"] = p.toolVersion;
+  j["gitCommit"] = p.gitCommit;
+  j["utcTime"] = p.utcTime;
+  j["host"] = p.host;
+  j["pluginSha256"] = p.pluginSha256;
+  j["profileSha256"] = p.profileSha256;
+  Json environment = Json::object();
+  for (const auto& [name, value] : p.environment) environment[name] = value;
+  j["environment"] = environment;
+  return j;
 }
 
-void writeCounters(JsonWriter& w, const std::map<std::string, uint64_t>& counters) {
-  w.key("counters").beginObject();
-  for (const auto& [name, value] : counters) w.key(name).value(value);
-  w.endObject();
+Json countersJson(const std::map<std::string, uint64_t>& counters) {
+  Json j = Json::object();
+  for (const auto& [name, value] : counters) j[name] = value;
+  return j;
+}
+
+// The probe's devices, written by the child as JSON text; anything else
+// (a probe that never got as far) is no devices.
+Json devicesJson(const std::string& text) {
+  Json devices = Json::parse(text, nullptr, false);
+  return devices.is_array() ? devices : Json::array();
 }
 
 }  // namespace
@@ -74,65 +81,53 @@ const char* TestResult::severity() const {
 }
 
 bool Report::writeJson(const std::string& path, std::string* error) const {
-  JsonWriter w;
-  w.beginObject();
-  w.key("tool").value("ncclnet-conformance");
-  w.key("result").value(passed() ? "pass" : "fail");
-  writeProvenance(w, provenance);
-  w.key("plugin").beginObject();
-  w.key("request").value(request);
-  w.key("loaded").value(plugin.loaded);
-  if (!plugin.loaded) w.key("error").value(plugin.error);
-  w.key("path").value(plugin.path);
-  w.key("name").value(plugin.name);
-  w.key("exportedVersions").beginArray();
-  for (int v : plugin.exported) w.value(v);
-  w.endArray();
-  w.key("selectedVersion").value(plugin.selectedVersion);
-  w.key("devices");
-  if (plugin.devicesJson.empty())
-    w.raw("[]");
-  else
-    w.raw(plugin.devicesJson);
-  w.endObject();
-  w.key("profile").value(profilePath);
-  w.key("ncclWindow").value(ncclWindow);
-  w.key("abiVersions").beginArray();
-  for (int v : versions) w.value(v);
-  w.endArray();
-  w.key("worldSize").value(worldSize);
-  w.key("strict").value(strict);
-  w.key("summary").beginObject();
+  Json j = Json::object();
+  j["tool"] = "ncclnet-conformance";
+  j["result"] = passed() ? "pass" : "fail";
+  j["provenance"] = provenanceJson(provenance);
+  Json p = Json::object();
+  p["request"] = request;
+  p["loaded"] = plugin.loaded;
+  if (!plugin.loaded) p["error"] = plugin.error;
+  p["path"] = plugin.path;
+  p["name"] = plugin.name;
+  p["exportedVersions"] = plugin.exported;
+  p["selectedVersion"] = plugin.selectedVersion;
+  p["devices"] = devicesJson(plugin.devicesJson);
+  j["plugin"] = p;
+  j["profile"] = profilePath;
+  j["ncclWindow"] = ncclWindow;
+  j["abiVersions"] = versions;
+  j["worldSize"] = worldSize;
+  j["strict"] = strict;
+  Json summary = Json::object();
   for (Verdict v :
        {Verdict::Pass, Verdict::Warn, Verdict::Fail, Verdict::NotRun, Verdict::Excluded}) {
-    w.key(verdictName(v)).value(count(v));
+    summary[verdictName(v)] = count(v);
   }
-  w.key("seconds").value(seconds);
-  writeCounters(w, counterTotals());
-  w.endObject();
-  w.key("scenarios").beginArray();
+  summary["seconds"] = seconds;
+  summary["counters"] = countersJson(counterTotals());
+  j["summary"] = summary;
+  Json scenarios = Json::array();
   for (const TestResult& r : results) {
-    w.beginObject();
-    w.key("test").value(r.test);
-    w.key("scenario").value(r.scenario);
-    w.key("abi").value(r.version);
-    w.key("rule").value(ruleLabel(r.rule));
-    w.key("ruleName").value(ruleInfo(r.rule).name);
-    w.key("severity").value(r.severity());
-    w.key("verdict").value(verdictName(r.verdict));
-    w.key("reason").value(r.reason);
-    w.key("notes").beginArray();
-    for (const std::string& n : r.notes) w.value(n);
-    w.endArray();
-    if (!r.counters.empty()) writeCounters(w, r.counters);
-    w.key("seconds").value(r.seconds);
-    w.key("rerun").value(r.rerun);
-    w.endObject();
+    Json s = Json::object();
+    s["test"] = r.test;
+    s["scenario"] = r.scenario;
+    s["abi"] = r.version;
+    s["rule"] = ruleLabel(r.rule);
+    s["ruleName"] = ruleInfo(r.rule).name;
+    s["severity"] = r.severity();
+    s["verdict"] = verdictName(r.verdict);
+    s["reason"] = r.reason;
+    s["notes"] = r.notes;
+    if (!r.counters.empty()) s["counters"] = countersJson(r.counters);
+    s["seconds"] = r.seconds;
+    s["rerun"] = r.rerun;
+    scenarios.push_back(s);
   }
-  w.endArray();
-  w.endObject();
+  j["scenarios"] = scenarios;
   std::ofstream out(path);
-  out << w.str() << "\n";
+  out << ncclnet::json::jsonText(j) << "\n";
   if (!out) {
     *error = "cannot write " + path;
     return false;

@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// Reports read back. A JSON report is also YAML, so the profile's parser
-// reads it.
+// Reports read back.
 #include "report/summary.hpp"
 
-#include <yaml-cpp/yaml.h>
-
 #include <cstdio>
+#include <fstream>
+
+#include "json_text.hpp"
 
 #include "report/progress.hpp"
 
 namespace conformance {
+
+using ncclnet::json::Json;
 
 namespace {
 
@@ -24,43 +26,56 @@ bool verdictOf(const std::string& name, Verdict* out) {
   return false;
 }
 
+// A time in seconds; a non-finite one was written as null.
+double secondsOf(const Json& object) {
+  if (!object.is_object() || !object.contains("seconds")) return 0;
+  const Json& seconds = object["seconds"];
+  return seconds.is_number() ? seconds.get<double>() : 0;
+}
+
 }  // namespace
 
 bool readReport(const std::string& path, Report* out, std::string* error) {
+  std::ifstream in(path);
+  if (!in) {
+    *error = path + ": cannot be read";
+    return false;
+  }
+  // Without exceptions: a file that is not JSON parses to `discarded`.
+  Json root = Json::parse(in, nullptr, false);
+  auto isReport = [&] {
+    return root.is_object() && root.contains("tool") && root["tool"] == "ncclnet-conformance" &&
+           root.contains("scenarios") && root["scenarios"].is_array();
+  };
+  if (root.is_discarded() || !isReport()) {
+    *error = path + ": not an ncclnet-conformance JSON report";
+    return false;
+  }
   Report report;
   try {
-    YAML::Node root = YAML::LoadFile(path);
-    if (!root.IsMap() || root["tool"].as<std::string>("") != "ncclnet-conformance" ||
-        !root["scenarios"].IsSequence()) {
-      *error = path + ": not an ncclnet-conformance JSON report";
-      return false;
-    }
-    report.strict = root["strict"].as<bool>(false);
-    report.seconds = root["summary"]["seconds"].as<double>(0);
-    report.profilePath = root["profile"].as<std::string>("");
-    for (const YAML::Node& s : root["scenarios"]) {
+    report.strict = root.value("strict", false);
+    report.seconds = secondsOf(root.value("summary", Json::object()));
+    report.profilePath = root.value("profile", "");
+    for (const Json& s : root["scenarios"]) {
       TestResult r;
-      r.test = s["test"].as<std::string>("");
-      r.scenario = s["scenario"].as<std::string>("");
-      r.version = s["abi"].as<int>(0);
-      r.reason = s["reason"].as<std::string>("");
-      r.seconds = s["seconds"].as<double>(0);
-      if (!verdictOf(s["verdict"].as<std::string>(""), &r.verdict)) {
+      r.test = s.value("test", "");
+      r.scenario = s.value("scenario", "");
+      r.version = s.value("abi", 0);
+      r.reason = s.value("reason", "");
+      r.seconds = secondsOf(s);
+      if (!verdictOf(s.value("verdict", ""), &r.verdict)) {
         *error = path + ": " + r.test + " has no verdict the suite gives";
         return false;
       }
-      // A key that is absent reads as an invalid node, which must not be asked its type.
-      if (s["counters"].IsDefined() && s["counters"].IsMap()) {
-        for (const auto& c : s["counters"])
-          r.counters[c.first.as<std::string>()] = c.second.as<uint64_t>();
+      if (s.contains("counters") && s["counters"].is_object()) {
+        for (const auto& [name, value] : s["counters"].items())
+          r.counters[name] = value.get<uint64_t>();
       }
       report.results.push_back(r);
     }
-  } catch (const YAML::BadFile&) {
-    *error = path + ": cannot be read";
-    return false;
-  } catch (const YAML::Exception& e) {
-    *error = path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg;
+  } catch (const Json::exception& e) {
+    // A member of the wrong type: value() and get() check, and say which.
+    *error = path + ": not an ncclnet-conformance JSON report: " + e.what();
     return false;
   }
   *out = report;
