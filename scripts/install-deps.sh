@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages the build and tests need, if missing.
+# CLI11 (libcli11-dev) parses the command lines of the tools and the suite.
 # Optional extras (libfabric, libibverbs, yaml-cpp) are installed too so that
 # every bundled plugin and the conformance suite are built; iproute2 and
 # nftables for the runs across network namespaces (scripts/netns/).
@@ -8,7 +9,7 @@
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config binutils python3
-          libgtest-dev libyaml-cpp-dev libssl-dev libfabric-dev libibverbs-dev
+          libgtest-dev libcli11-dev libyaml-cpp-dev libssl-dev libfabric-dev libibverbs-dev
           iproute2 nftables)
 if [ "${1:-}" = fuzz ]; then packages+=(clang libclang-rt-dev); fi
 
