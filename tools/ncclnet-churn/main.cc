@@ -40,6 +40,16 @@ constexpr const char* kFooter =
     "exit status: 0 ok, 1 plugin error, 2 usage, 3 hang, 4 corruption,\n"
     "             5 resources grew, 6 control link lost";
 
+// A number as strtod reads it, 0 or more; CLI11 prefixes the option's name.
+const CLI::Validator kNonNegative(
+    [](std::string& text) -> std::string {
+      char* end = nullptr;
+      double number = std::strtod(text.c_str(), &end);
+      bool ok = !text.empty() && *end == '\0' && number >= 0;
+      return ok ? "" : "'" + text + "' is not a number of 0 or more";
+    },
+    "N");
+
 // Parses argv; nullopt: run, else the exit status (after --version, --help
 // or a usage error, printed). Numbers are read as strtod reads them (1e4 is
 // a count) and must not be negative.
@@ -53,7 +63,7 @@ std::optional<int> parse(int argc, char** argv, RankOptions* o, int* rank,
          threads = o->tolerance.threads, rankNumber = -1;
   bool version = false;
   auto number = [&](const char* name, double* value, const char* help) {
-    app->add_option(name, *value, help)->type_name("N")->check(CLI::NonNegativeNumber);
+    app->add_option(name, *value, help)->type_name("N")->check(kNonNegative);
   };
   app->add_option("--plugin", o->plugin, "the plugin (default: $NCCL_NET_PLUGIN)")
       ->type_name("NAME|PATH");
