@@ -61,6 +61,17 @@ endif()
 find_package(yaml-cpp QUIET)
 set(NCCLNET_HAVE_YAMLCPP ${yaml-cpp_FOUND})
 
+# CLI11 (header-only) parses the command lines of the tools and the
+# conformance suite, through tools/common/ncclnet_cli.hpp; plugins never
+# link it.
+find_package(CLI11 CONFIG QUIET)
+set(NCCLNET_HAVE_CLI11 ${CLI11_FOUND})
+if(NCCLNET_HAVE_CLI11)
+  add_library(ncclnet_cli INTERFACE)
+  target_include_directories(ncclnet_cli INTERFACE ${PROJECT_SOURCE_DIR}/tools/common)
+  target_link_libraries(ncclnet_cli INTERFACE CLI11::CLI11)
+endif()
+
 find_package(GTest QUIET)
 set(NCCLNET_HAVE_GTEST ${GTest_FOUND})
 
@@ -104,6 +115,8 @@ function(ncclnet_print_summary)
   _ncclnet_summary_line("yaml-cpp" "${NCCLNET_HAVE_YAMLCPP}" "ncclnet-conformance profiles")
   _ncclnet_summary_line("nlohmann-json" "${NCCLNET_HAVE_NLOHMANN_JSON}"
                         "ncclnet-info, ncclnet-bench, nccl-driver and ncclnet-conformance")
+  _ncclnet_summary_line("CLI11" "${NCCLNET_HAVE_CLI11}"
+    "the tools and ncclnet-conformance (apt-get install libcli11-dev)")
   _ncclnet_summary_line("GoogleTest" "${NCCLNET_HAVE_GTEST}" "the test suite")
   message(STATUS "")
 endfunction()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages the build and tests need, if missing.
-# nlohmann-json3-dev: the tools' and the suite's JSON reports.
+# nlohmann-json3-dev: the tools' and the suite's JSON reports; CLI11
+# (libcli11-dev) parses the command lines of the tools and the suite.
 # Optional extras (libfabric, libibverbs, yaml-cpp) are installed too so that
 # every bundled plugin and the conformance suite are built; iproute2 and
 # nftables for the runs across network namespaces (scripts/netns/).
@@ -9,7 +10,7 @@
 set -euo pipefail
 
 packages=(build-essential cmake ninja-build pkg-config binutils python3
-          libgtest-dev nlohmann-json3-dev libyaml-cpp-dev libssl-dev libfabric-dev libibverbs-dev
+          libgtest-dev nlohmann-json3-dev libcli11-dev libyaml-cpp-dev libssl-dev libfabric-dev libibverbs-dev
           iproute2 nftables)
 if [ "${1:-}" = fuzz ]; then packages+=(clang libclang-rt-dev); fi
 

@@ -10,6 +10,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "harness/agent.hpp"
 #include "harness/coordinator.hpp"
@@ -122,44 +125,52 @@ bool chooseVersions(const std::string& abi, const PluginInfo& info, int oldest, 
   return !out->empty();
 }
 
+// --summary [--verbose] REPORT.json...: its own small command line.
+int summaryMode(const std::vector<std::string>& args) {
+  bool verbose = false;
+  std::vector<std::string> reports;
+  auto app = ncclnet::cli::makeApp(
+      "ncclnet-conformance", "ncclnet-conformance --summary [--verbose] REPORT.json...",
+      "Prints each JSON report's result line.", "exit status: 0 every report passed, 1 one failed");
+  app->add_flag("--summary", "");
+  app->add_flag("--verbose", verbose, "also what did not pass, and the counters");
+  app->add_option("reports", reports, "JSON reports (--json)")->type_name("REPORT.json");
+  if (std::optional<int> exit = ncclnet::cli::parse(*app, args)) return *exit;
+  if (reports.empty())
+    return ncclnet::cli::usageError("ncclnet-conformance", "--summary needs a JSON report or more");
+  return printReportSummaries(reports, verbose);
+}
+
 int run(int argc, char** argv) {
-  for (int i = 1; i < argc; i++) {
-    std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      std::printf("%s", usage());
-      return 0;
-    }
-    if (arg == "--version") {
-      std::printf("%s\n", ncclnet::host::versionLine("ncclnet-conformance").c_str());
-      return 0;
-    }
-  }
-  if (argc > 1 && std::string(argv[1]) == "--summary") {
-    std::vector<std::string> reports;
-    bool verbose = false;
-    for (int i = 2; i < argc; i++) {
-      std::string arg = argv[i];
-      if (arg == "--verbose")
-        verbose = true;
-      else
-        reports.push_back(arg);
-    }
-    if (reports.empty()) {
-      std::fprintf(stderr, "ncclnet-conformance: --summary needs a JSON report or more\n%s",
-                   usage());
-      return 2;
-    }
-    return printReportSummaries(reports, verbose);
-  }
-  const std::vector<std::string> commandLine(argv, argv + argc);  // before gtest takes its flags
-  testing::InitGoogleTest(&argc, argv);
-  GTEST_FLAG_SET(filter, qualifyFilter(GTEST_FLAG_GET(filter)));
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args.front() == "--summary") return summaryMode(args);
+  const std::vector<std::string> commandLine(argv, argv + argc);  // for the report
+  // gtest's flags go to gtest; the suite parses the rest first, so that its
+  // --help is printed before gtest would print its own.
+  std::vector<std::string> gtestFlags = splitGtestFlags(&args);
+  std::vector<char*> ours{argv[0]};
+  for (std::string& a : args) ours.push_back(a.data());
   Options opt;
-  std::string error;
-  if (!parseOptions(argc, argv, &opt, &error)) {
-    std::fprintf(stderr, "ncclnet-conformance: %s\n%s", error.c_str(), usage());
-    return 2;
+  ncclnet::cli::Parsed parsed = parseOptions(int(ours.size()), ours.data(), &opt);
+  if (parsed.kind == ncclnet::cli::Parsed::Kind::kHelp) {
+    std::fputs(parsed.text.c_str(), stdout);
+    return 0;
   }
+  if (parsed.kind == ncclnet::cli::Parsed::Kind::kError)
+    return ncclnet::cli::usageError("ncclnet-conformance", parsed.text);
+  if (opt.version) {
+    std::printf("%s\n", ncclnet::host::versionLine("ncclnet-conformance").c_str());
+    return 0;
+  }
+  std::vector<char*> gtestArgv{argv[0]};
+  for (std::string& f : gtestFlags) gtestArgv.push_back(f.data());
+  int gtestArgc = int(gtestArgv.size());
+  gtestArgv.push_back(nullptr);
+  testing::InitGoogleTest(&gtestArgc, gtestArgv.data());
+  if (gtestArgc > 1)  // a --gtest_ flag gtest does not know
+    return ncclnet::cli::usageError("ncclnet-conformance",
+                                    "unknown argument '" + std::string(gtestArgv[1]) + "'");
+  GTEST_FLAG_SET(filter, qualifyFilter(GTEST_FLAG_GET(filter)));
   if (opt.list) {
     listCatalogue();
     return 0;
@@ -169,6 +180,7 @@ int run(int argc, char** argv) {
     return 0;
   }
   RunConfig config;
+  std::string error;
   if (opt.profilePath && !loadProfile(*opt.profilePath, &config.profile, &error)) {
     std::fprintf(stderr, "ncclnet-conformance: malformed profile: %s\n", error.c_str());
     return 2;
@@ -205,11 +217,9 @@ int run(int argc, char** argv) {
   else if (envPlugin)
     config.plugin = envPlugin;
   else {
-    std::fprintf(stderr,
-                 "ncclnet-conformance: no plugin: give --plugin, the profile's 'plugin' or "
-                 "NCCL_NET_PLUGIN\n%s",
-                 usage());
-    return 2;
+    return ncclnet::cli::usageError(
+        "ncclnet-conformance",
+        "no plugin: give --plugin, the profile's 'plugin' or NCCL_NET_PLUGIN");
   }
   config.netName = opt.netName;
   // What a rerun is given: the options of this run, with the plugin it

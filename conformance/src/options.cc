@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <utility>
 
 namespace conformance {
 
@@ -121,47 +123,6 @@ std::string qualifyFilter(const std::string& filter) {
   return out;
 }
 
-const char* usage() {
-  static const std::string text =
-      "usage: ncclnet-conformance --plugin NAME|PATH [options] [--gtest_filter=...]\n"
-      "  --plugin NAME|PATH   plugin to certify, as NCCL_NET_PLUGIN takes it (default: the\n"
-      "                       profile's 'plugin', else $NCCL_NET_PLUGIN)\n"
-      "  --profile FILE|NAME  YAML profile; a NAME is one of the installed profiles\n"
-      "                       (" +
-      (installedProfilesDir().empty() ? std::string("<prefix>/share/ncclnet-sdk/profiles")
-                                      : installedProfilesDir()) +
-      ",\n"
-      "                       e.g. sdk-socket); default.yaml there documents every key\n"
-      "  --abi all|vN|vN+     ABI versions to run the catalogue through (default: the one NCCL "
-      "picks)\n"
-      "  --nccl RELEASE       emulate an NCCL release (2.23, 2.28.9, ...): its ABI window and\n"
-      "                       how it reads NCCL_NET_PLUGIN (one name before 2.27.3)\n"
-      "  --net NAME           NCCL_NET: only a table with this name\n"
-      "  --json FILE          JSON report     --junit FILE   JUnit XML report\n"
-      "  --time-scale X       multiply every deadline     --deadline S   default deadline\n"
-      "  --strict             warnings (SHOULD rules broken) and scenarios that cannot run\n"
-      "                       (NotRun) fail the run\n"
-      "  --device cpu|cuda    what plays NCCL's kernels in the Transport scenarios: a CPU\n"
-      "                       thread on host memory (default), or CUDA kernels on GPU\n"
-      "                       (rank % GPUs) with pinned and device memory\n"
-      "  --replay DIR         replay the ncclnet-check traces of DIR (NCCLNET_CHECK_TRACE; one\n"
-      "                       rank per file) against the plugin: Replay.Recorded, nothing else\n"
-      "  --list               print the catalogue and exit     --verbose   one line per test\n"
-      "  --list-rules         print the rules (docs/contract.md) and exit\n"
-      "  --print-env          print the profile's env (NAME=VALUE lines) and exit\n"
-      "  --summary [--verbose] REPORT.json...\n"
-      "                       print each JSON report's result line (verbose: and what did\n"
-      "                       not pass, and the counters); exit 1 if one failed\n"
-      "  --rank R --size N --rendezvous HOST:PORT\n"
-      "                       multi-node placement (default: $OMPI_COMM_WORLD_RANK/SIZE,\n"
-      "                       $SLURM_PROCID/$SLURM_NTASKS, $NCCLNET_CONFORMANCE_RENDEZVOUS)\n"
-      "  --no-progress        no progress line (also when stdout is no terminal or $CI is set)\n"
-      "  --version            print the version and exit\n"
-      "  --gtest_filter=PATTERNS  run only matching tests; `Area.Scenario` patterns match\n"
-      "                       every ABI version, `v12/Area.Scenario` one\n";
-  return text.c_str();
-}
-
 std::string rerunCommand(const Options& run, const std::string& filter) {
   std::string line = "ncclnet-conformance";
   auto add = [&line](const char* option, const std::optional<std::string>& value) {
@@ -183,7 +144,109 @@ std::string rerunCommand(const Options& run, const std::string& filter) {
   return line;
 }
 
-bool parseOptions(int argc, char** argv, Options* out, std::string* error) {
+namespace {
+
+constexpr const char* kSynopsis =
+    "ncclnet-conformance --plugin NAME|PATH [options] [--gtest_filter=...]\n"
+    "       ncclnet-conformance --summary [--verbose] REPORT.json...";
+
+constexpr const char* kDescription =
+    "Certifies an NCCL net plugin: every rule of docs/contract.md as a scenario, run\n"
+    "through each ABI version NCCL would use.";
+
+constexpr const char* kFooter =
+    "--summary [--verbose] REPORT.json...\n"
+    "                        print each JSON report's result line (verbose: and what did\n"
+    "                        not pass, and the counters); exit 1 if one failed\n"
+    "--gtest_filter=PATTERNS  run only matching tests; `Area.Scenario` patterns match\n"
+    "                        every ABI version, `v12/Area.Scenario` one\n"
+    "exit status: 0 certified (warnings listed); 1 a MUST rule failed; 2 usage error,\n"
+    "             malformed profile or an empty selection";
+
+// What the options are bound to before they are checked and put in Options.
+struct Values {
+  std::string plugin, net, profile, abi, nccl, device, replay;
+  std::string timeScale, deadline, rank, size;  // checked as the suite always has
+};
+
+// The command line, its values bound to `o` and `v`.
+std::unique_ptr<CLI::App> makeCommandLine(Options* o, Values* v) {
+  auto app = ncclnet::cli::makeApp("ncclnet-conformance", kSynopsis, kDescription, kFooter);
+  std::string profiles = installedProfilesDir().empty() ? "<prefix>/share/ncclnet-sdk/profiles"
+                                                        : installedProfilesDir();
+  app->add_option("--plugin", v->plugin,
+                  "plugin to certify, as NCCL_NET_PLUGIN takes it (default: the\n"
+                  "profile's 'plugin', else $NCCL_NET_PLUGIN)")
+      ->type_name("NAME|PATH");
+  app->add_option("--profile", v->profile,
+                  "YAML profile; a NAME is one of the installed profiles\n(" + profiles +
+                      ",\ne.g. sdk-socket); default.yaml there documents every key")
+      ->type_name("FILE|NAME");
+  app->add_option("--abi", v->abi,
+                  "ABI versions to run the catalogue through (default: the one\nNCCL picks)")
+      ->type_name("all|vN|vN+");
+  app->add_option("--nccl", v->nccl,
+                  "emulate an NCCL release (2.23, 2.28.9, ...): its ABI window and\n"
+                  "how it reads NCCL_NET_PLUGIN (one name before 2.27.3)")
+      ->type_name("RELEASE");
+  app->add_option("--net", v->net, "NCCL_NET: only a table with this name")->type_name("NAME");
+  app->add_option("--json", o->jsonPath, "JSON report")->type_name("FILE");
+  app->add_option("--junit", o->junitPath, "JUnit XML report")->type_name("FILE");
+  app->add_option("--time-scale", v->timeScale, "multiply every deadline")->type_name("X");
+  app->add_option("--deadline", v->deadline, "default deadline in seconds")->type_name("S");
+  app->add_flag("--strict", o->strict,
+                "warnings (SHOULD rules broken) and scenarios that cannot run\n"
+                "(NotRun) fail the run");
+  app->add_option("--device", v->device,
+                  "what plays NCCL's kernels in the Transport scenarios: a CPU\n"
+                  "thread on host memory (default), or CUDA kernels on GPU\n"
+                  "(rank % GPUs) with pinned and device memory")
+      ->type_name("cpu|cuda");
+  app->add_option("--replay", v->replay,
+                  "replay the ncclnet-check traces of DIR (NCCLNET_CHECK_TRACE;\n"
+                  "one rank per file) against the plugin: Replay.Recorded, nothing\n"
+                  "else")
+      ->type_name("DIR");
+  app->add_flag("--list", o->list, "print the catalogue and exit");
+  app->add_flag("--verbose", o->verbose, "one line per test");
+  app->add_flag("--list-rules", o->listRules, "print the rules (docs/contract.md) and exit");
+  app->add_flag("--print-env", o->printEnv, "print the profile's env (NAME=VALUE lines) and exit");
+  app->add_option("--rank", v->rank,
+                  "multi-node placement, with --size N and --rendezvous\n"
+                  "(default: $OMPI_COMM_WORLD_RANK/SIZE, $SLURM_PROCID/$SLURM_NTASKS,\n"
+                  "$NCCLNET_CONFORMANCE_RENDEZVOUS)")
+      ->type_name("R");
+  app->add_option("--size", v->size, "processes in the world")->type_name("N");
+  app->add_option("--rendezvous", o->rendezvous, "rank 0's HOST:PORT")->type_name("HOST:PORT");
+  app->add_flag("--no-progress", o->noProgress,
+                "no progress line (also when stdout is no terminal or $CI is set)");
+  app->add_flag("--version", o->version, "print the version and exit");
+  app->add_option("--exec-worker", o->execWorker, "")->group("");  // the coordinator's own
+  return app;
+}
+
+}  // namespace
+
+std::string helpText() {
+  Options o;
+  Values v;
+  return makeCommandLine(&o, &v)->help();
+}
+
+std::vector<std::string> splitGtestFlags(std::vector<std::string>* args) {
+  std::vector<std::string> gtest, ours;
+  for (std::string& arg : *args) {
+    // gtest reads its flags with one or two dashes (testing::internal::ParseFlag).
+    bool isGtest = arg.compare(0, 8, "--gtest_") == 0 || arg.compare(0, 7, "-gtest_") == 0;
+    (isGtest ? gtest : ours).push_back(std::move(arg));
+  }
+  *args = std::move(ours);
+  return gtest;
+}
+
+ncclnet::cli::Parsed parseOptions(int argc, char** argv, Options* out) {
+  using ncclnet::cli::Parsed;
+  auto fail = [](std::string what) { return Parsed{Parsed::Kind::kError, std::move(what)}; };
   Options o;
   if (auto r = envInt("OMPI_COMM_WORLD_RANK"))
     o.rank = *r;
@@ -194,115 +257,46 @@ bool parseOptions(int argc, char** argv, Options* out, std::string* error) {
   else if (auto s = envInt("SLURM_NTASKS"))
     o.size = *s;
   if (const char* r = std::getenv("NCCLNET_CONFORMANCE_RENDEZVOUS")) o.rendezvous = r;
-
-  for (int i = 1; i < argc; i++) {
-    std::string arg = argv[i];
-    std::string value;
-    size_t eq = arg.find('=');
-    bool inlineValue = arg.compare(0, 2, "--") == 0 && eq != std::string::npos;
-    if (inlineValue) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    }
-    auto need = [&](std::string* v) {
-      if (inlineValue) {
-        *v = value;
-        return true;
-      }
-      if (i + 1 >= argc) {
-        *error = arg + " needs a value";
-        return false;
-      }
-      *v = argv[++i];
-      return true;
-    };
-    std::string v;
-    if (arg == "--strict")
-      o.strict = true;
-    else if (arg == "--list")
-      o.list = true;
-    else if (arg == "--list-rules")
-      o.listRules = true;
-    else if (arg == "--print-env")
-      o.printEnv = true;
-    else if (arg == "--verbose")
-      o.verbose = true;
-    else if (arg == "--no-progress")
-      o.noProgress = true;
-    else if (arg == "--plugin") {
-      if (!need(&v)) return false;
-      o.plugin = v;
-    } else if (arg == "--net") {
-      if (!need(&v)) return false;
-      o.netName = v;
-    } else if (arg == "--profile") {
-      if (!need(&v)) return false;
-      o.profilePath = resolveProfile(v);
-    } else if (arg == "--abi") {
-      if (!need(&v)) return false;
-      o.abi = v;
-    } else if (arg == "--device") {
-      if (!need(&v)) return false;
-      if (v != "cpu" && v != "cuda") {
-        *error = "--device takes cpu or cuda, not '" + v + "'";
-        return false;
-      }
-      o.device = v;
-    } else if (arg == "--replay") {
-      if (!need(&v)) return false;
-      o.replayDir = v;
-    } else if (arg == "--nccl") {
-      if (!need(&v)) return false;
-      o.nccl = v;
-    } else if (arg == "--json") {
-      if (!need(&v)) return false;
-      o.jsonPath = v;
-    } else if (arg == "--junit") {
-      if (!need(&v)) return false;
-      o.junitPath = v;
-    } else if (arg == "--exec-worker") {
-      if (!need(&o.execWorker)) return false;
-    } else if (arg == "--rendezvous") {
-      if (!need(&v)) return false;
-      o.rendezvous = v;
-    } else if (arg == "--time-scale" || arg == "--deadline") {
-      double d = 0;
-      if (!need(&v)) return false;
-      if (!toNumber(v, &d)) {
-        *error = arg + " needs a positive number, not '" + v + "'";
-        return false;
-      }
-      if (arg == "--time-scale")
-        o.timeScale = d;
-      else
-        o.deadline = d;
-    } else if (arg == "--rank" || arg == "--size") {
-      int n = 0;
-      if (!need(&v)) return false;
-      if (!toInt(v, &n)) {
-        *error = arg + " needs a non-negative integer, not '" + v + "'";
-        return false;
-      }
-      (arg == "--rank" ? o.rank : o.size) = n;
-    } else {
-      *error = "unknown argument '" + std::string(argv[i]) + "'";
-      return false;
-    }
+  Values v;
+  std::unique_ptr<CLI::App> app = makeCommandLine(&o, &v);
+  Parsed parsed = ncclnet::cli::tryParse(
+      *app, std::vector<std::string>(argv + (argc > 0 ? 1 : 0), argv + argc));
+  if (parsed.kind != Parsed::Kind::kRun) return parsed;
+  auto given = [&app](const char* name) { return app->count(name) > 0; };
+  if (given("--plugin")) o.plugin = v.plugin;
+  if (given("--net")) o.netName = v.net;
+  if (given("--profile")) o.profilePath = resolveProfile(v.profile);
+  if (given("--abi")) o.abi = v.abi;
+  if (given("--nccl")) o.nccl = v.nccl;
+  if (given("--replay")) o.replayDir = v.replay;
+  if (given("--device")) {
+    if (v.device != "cpu" && v.device != "cuda")
+      return fail("--device takes cpu or cuda, not '" + v.device + "'");
+    o.device = v.device;
   }
-  if (o.size < 1 || o.rank >= o.size) {
-    *error =
-        "rank " + std::to_string(o.rank) + " is outside a world of size " + std::to_string(o.size);
-    return false;
+  for (auto [name, text] : {std::pair{"--time-scale", &v.timeScale}, {"--deadline", &v.deadline}}) {
+    if (!given(name)) continue;
+    double d = 0;
+    if (!toNumber(*text, &d))
+      return fail(std::string(name) + " needs a positive number, not '" + *text + "'");
+    (text == &v.timeScale ? o.timeScale : o.deadline) = d;
   }
-  if (o.size > 1 && o.rendezvous.empty()) {
-    *error =
-        "a world of " + std::to_string(o.size) +
-        " processes needs --rendezvous HOST:PORT (or NCCLNET_CONFORMANCE_RENDEZVOUS): rank 0's "
-        "address, reachable from every node";
-    return false;
+  for (auto [name, text] : {std::pair{"--rank", &v.rank}, {"--size", &v.size}}) {
+    if (!given(name)) continue;
+    int n = 0;
+    if (!toInt(*text, &n))
+      return fail(std::string(name) + " needs a non-negative integer, not '" + *text + "'");
+    (text == &v.rank ? o.rank : o.size) = n;
   }
+  if (o.size < 1 || o.rank >= o.size)
+    return fail("rank " + std::to_string(o.rank) + " is outside a world of size " +
+                std::to_string(o.size));
+  if (o.size > 1 && o.rendezvous.empty())
+    return fail("a world of " + std::to_string(o.size) +
+                " processes needs --rendezvous HOST:PORT (or NCCLNET_CONFORMANCE_RENDEZVOUS): "
+                "rank 0's address, reachable from every node");
   *out = o;
-  return true;
+  return parsed;
 }
 
 }  // namespace conformance

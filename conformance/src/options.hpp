@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The command line of ncclnet-conformance (gtest's own --gtest_* flags are
-// taken out first and keep their meaning).
+// split off first, splitGtestFlags, and keep their meaning).
 #pragma once
 
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "ncclnet_cli.hpp"
 
 namespace conformance {
 
@@ -36,9 +39,16 @@ struct Options {
   std::string execWorker;
 };
 
-// Parses argv (after InitGoogleTest). Returns false with a message on error.
-bool parseOptions(int argc, char** argv, Options* out, std::string* error);
-const char* usage();
+// Parses argv (argv[0] is the program; gtest's flags already split off).
+// kHelp carries the --help text; kError one line that says what is wrong.
+ncclnet::cli::Parsed parseOptions(int argc, char** argv, Options* out);
+
+// The --help text.
+std::string helpText();
+
+// Moves gtest's own flags (--gtest_*, as gtest spells them) from `args`
+// into the result, keeping the order of both; the suite's options stay.
+std::vector<std::string> splitGtestFlags(std::vector<std::string>* args);
 
 // The command, for a POSIX shell, that runs again what `run` ran, limited
 // to the tests `filter` names (none: every test): each option that changes

@@ -40,10 +40,9 @@ Parsed readBack(const std::string& line) {
     else
       argv.push_back(arg.data());
   }
-  std::string error;
-  EXPECT_TRUE(parseOptions(static_cast<int>(argv.size()), argv.data(), &out.options, &error))
-      << error << "\n"
-      << line;
+  ncclnet::cli::Parsed parsed =
+      parseOptions(static_cast<int>(argv.size()), argv.data(), &out.options);
+  EXPECT_EQ(parsed.kind, ncclnet::cli::Parsed::Kind::kRun) << parsed.text << "\n" << line;
   return out;
 }
 
@@ -134,6 +133,45 @@ TEST(Rerun, WhereResultsGoAndHowProgressShowsAreLeftOut) {
   run.verbose = true;
   run.noProgress = true;
   EXPECT_EQ(rerunCommand(run, ""), "ncclnet-conformance --plugin p");
+}
+
+ncclnet::cli::Parsed parseWords(std::vector<std::string> words, Options* out) {
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  return parseOptions(static_cast<int>(argv.size()), argv.data(), out);
+}
+
+TEST(CommandLine, GtestFlagsAreSplitOffInOrderAndTheRestStays) {
+  std::vector<std::string> args = {
+      "--plugin",          "p", "--gtest_filter=Data.*", "--strict", "-gtest_repeat=2",
+      "--gtest_list_tests"};
+  std::vector<std::string> gtest = splitGtestFlags(&args);
+  EXPECT_EQ(gtest, (std::vector<std::string>{"--gtest_filter=Data.*", "-gtest_repeat=2",
+                                             "--gtest_list_tests"}));
+  EXPECT_EQ(args, (std::vector<std::string>{"--plugin", "p", "--strict"}));
+}
+
+TEST(CommandLine, BadInputIsOneLineNamingTheArgument) {
+  Options o;
+  ncclnet::cli::Parsed parsed = parseWords({"ncclnet-conformance", "--plugin", "p", "--bogus"}, &o);
+  EXPECT_EQ(parsed.kind, ncclnet::cli::Parsed::Kind::kError);
+  EXPECT_EQ(parsed.text, "unknown argument '--bogus'");
+  parsed = parseWords({"ncclnet-conformance", "--time-scale", "-1"}, &o);
+  EXPECT_EQ(parsed.text, "--time-scale needs a positive number, not '-1'");
+  parsed = parseWords({"ncclnet-conformance", "--device=gpu"}, &o);
+  EXPECT_EQ(parsed.text, "--device takes cpu or cuda, not 'gpu'");
+  parsed = parseWords({"ncclnet-conformance", "--plugin"}, &o);
+  EXPECT_EQ(parsed.text, "--plugin needs a value");
+}
+
+TEST(CommandLine, HelpListsTheOptionsAndHidesTheWorkersOwn) {
+  Options o;
+  ncclnet::cli::Parsed parsed = parseWords({"ncclnet-conformance", "--plugin", "p", "-h"}, &o);
+  ASSERT_EQ(parsed.kind, ncclnet::cli::Parsed::Kind::kHelp);
+  EXPECT_EQ(parsed.text, helpText());
+  EXPECT_EQ(parsed.text.rfind("usage: ncclnet-conformance --plugin NAME|PATH", 0), 0u);
+  EXPECT_NE(parsed.text.find("--gtest_filter=PATTERNS"), std::string::npos);
+  EXPECT_EQ(parsed.text.find("--exec-worker"), std::string::npos);
 }
 
 }  // namespace

@@ -11,14 +11,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ncclnet/host/loader.hpp"
 #include "ncclnet/transport/workload.hpp"
+#include "ncclnet_cli.hpp"
 
 namespace rt = ncclnet::transport;
 
@@ -32,23 +36,35 @@ struct Options {
   size_t maxBytes = 60000;
 };
 
-bool parse(int argc, char** argv, Options* o) {
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string a = argv[i], v = argv[i + 1];
-    if (a == "--plugin")
-      o->plugin = v;
-    else if (a == "--pattern")
-      o->pattern = v;
-    else if (a == "--channels")
-      o->channels = std::stoi(v);
-    else if (a == "--rounds")
-      o->rounds = std::stoi(v);
-    else if (a == "--max-bytes")
-      o->maxBytes = std::stoull(v);
-    else
-      return false;
-  }
-  return argc % 2 == 1 && !o->plugin.empty() && o->channels > 0 && o->rounds > 0;
+constexpr const char* kPatterns[] = {"ring-simple", "ring-ll", "ring-ll128", "p2p-shared"};
+
+// Parses argv; nullopt: run, else the exit status (after --help or a usage
+// error, printed).
+std::optional<int> parse(int argc, char** argv, Options* o) {
+  auto app = ncclnet::cli::makeApp(
+      "ncclnet-pattern-recorder",
+      "ncclnet-pattern-recorder --plugin PATH --pattern PATTERN [--channels N] [--rounds N]\n"
+      "                                [--max-bytes N]",
+      "One of NCCL's traffic patterns, driven by the reference transport between two\n"
+      "processes on one plugin; wrapped in ncclnet-check, it records a trace.",
+      "exit status: 0 done, 1 a process failed, 2 usage error");
+  app->add_option("--plugin", o->plugin, "the plugin (NCCL_NET_PLUGIN syntax)")->type_name("PATH");
+  app->add_option("--pattern", o->pattern, "ring-simple, ring-ll, ring-ll128 or p2p-shared")
+      ->type_name("PATTERN");
+  app->add_option("--channels", o->channels, "channels (default 2)")->type_name("N");
+  app->add_option("--rounds", o->rounds, "rounds (default 2)")->type_name("N");
+  app->add_option("--max-bytes", o->maxBytes, "largest message (default 60000)")->type_name("N");
+  if (std::optional<int> exit = ncclnet::cli::parse(*app, argc, argv)) return exit;
+  auto usageError = [](const std::string& what) {
+    return std::optional<int>(ncclnet::cli::usageError("ncclnet-pattern-recorder", what));
+  };
+  if (o->plugin.empty()) return usageError("no plugin: give --plugin");
+  if (std::find(std::begin(kPatterns), std::end(kPatterns), o->pattern) == std::end(kPatterns))
+    return usageError("--pattern '" + o->pattern +
+                      "': one of ring-simple, ring-ll, ring-ll128, p2p-shared");
+  if (o->channels <= 0) return usageError("--channels must be at least 1");
+  if (o->rounds <= 0) return usageError("--rounds must be at least 1");
+  return std::nullopt;
 }
 
 // The pattern's links and phases, as the suite's Transport scenarios set
@@ -164,13 +180,8 @@ int runProcess(const Options& o, const rt::Workload& w, int me, int fd) {
 int main(int argc, char** argv) {
   Options o;
   rt::Workload w;
-  if (!parse(argc, argv, &o) || !workloadOf(o, &w)) {
-    std::fprintf(stderr,
-                 "usage: ncclnet-pattern-recorder --plugin PATH --pattern "
-                 "ring-simple|ring-ll|ring-ll128|p2p-shared [--channels N] [--rounds N] "
-                 "[--max-bytes N]\n");
-    return 2;
-  }
+  if (std::optional<int> exit = parse(argc, argv, &o)) return *exit;
+  if (!workloadOf(o, &w)) return 2;  // parse accepts only the patterns workloadOf knows
   int fds[2];
   if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) {
     std::perror("socketpair");

@@ -38,22 +38,19 @@ std::string selfPath(const char* argv0) {
 int main(int argc, char** argv) {
   using namespace nccldriver;
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.size() == 1 && args[0] == "--version") {
+  Options o;
+  ncclnet::cli::Parsed parsed = parseOptions(args, &o);
+  if (parsed.kind == ncclnet::cli::Parsed::Kind::kHelp) {
+    std::fputs(parsed.text.c_str(), stdout);
+    return 0;
+  }
+  if (parsed.kind == ncclnet::cli::Parsed::Kind::kError)
+    return ncclnet::cli::usageError("nccl-driver", parsed.text);
+  if (o.version) {
     std::printf("%s\n", ncclnet::host::versionLine("nccl-driver").c_str());
     return 0;
   }
-  if (args.size() == 1 && args[0] == "--probe") return printProbe();
-  if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
-    std::fputs(usageText(), stdout);
-    return 0;
-  }
-  std::string error;
-  std::optional<Options> parsed = parseOptions(args, &error);
-  if (!parsed) {
-    std::fprintf(stderr, "nccl-driver: %s\n%s", error.c_str(), usageText());
-    return 2;
-  }
-  Options o = *parsed;
+  if (o.probe) return printProbe();
   if (o.worker >= 0) return runWorker(o);
 
   LocalRanks local = localRanks(o);

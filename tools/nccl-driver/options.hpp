@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "collectives.hpp"
+#include "ncclnet_cli.hpp"
 
 namespace nccldriver {
 
@@ -60,8 +61,10 @@ struct Options {
   // from the plugin's truncation error (rule 32). Passes when every rank
   // ends with NCCL's error.
   bool truncateP2p = false;
-  int worker = -1;      // set in a rank's own process: its rank
-  int workerIndex = 0;  // which job of the run the worker belongs to (its file names)
+  int worker = -1;       // set in a rank's own process: its rank
+  int workerIndex = 0;   // which job of the run the worker belongs to (its file names)
+  bool version = false;  // --version: print the version, run nothing
+  bool probe = false;    // --probe: print the NCCL and GPUs found, run nothing
 
   bool faultPlanted() const { return killRank >= 0 || abortAfterMs >= 0; }
   bool expectsNcclError() const { return truncateP2p; }
@@ -71,11 +74,9 @@ struct Options {
   std::vector<Subject> effectiveSubjects() const;
 };
 
-// Parses argv (argv[0] excluded). On error returns nullopt and sets `error`
-// to one line saying which argument and why.
-std::optional<Options> parseOptions(const std::vector<std::string>& args, std::string* error);
-
-const char* usageText();
+// Parses argv (argv[0] excluded) into *out. kHelp carries the --help text;
+// kError one line saying which argument and why.
+ncclnet::cli::Parsed parseOptions(const std::vector<std::string>& args, Options* out);
 
 // "64K" -> 65536; K, M and G are powers of 1024. nullopt on anything else.
 std::optional<size_t> parseSize(const std::string& text);

@@ -11,11 +11,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "ncclnet/host/build_info.hpp"
+#include "ncclnet_cli.hpp"
 #include "plugin_peer.hpp"
 #include "report.hpp"
 #include "runner.hpp"
@@ -44,40 +46,6 @@ struct Options {
   int latencyIters = 0;  // 0: 20000, or 200 with --quick
   int iters = 0;         // messages per comm and point; 0: about 1 GiB (32 MiB with --quick)
 };
-
-void usage() {
-  std::printf(
-      "usage: ncclnet-bench --plugin PATH|NAME [--plugin PATH|NAME | --against PATH|NAME]... "
-      "[options]\n"
-      "  --plugin P        NCCL_NET_PLUGIN value used to load a plugin (a path or a name;\n"
-      "                    at least one). Several: each point is measured for every\n"
-      "                    plugin in alternation, and the first is compared with the rest\n"
-      "  --against P       a plugin to compare the first with (same as a later --plugin)\n"
-      "  --net NAME        NCCL_NET for the first plugin: only a table with this name\n"
-      "  --abi N           load every plugin through ncclNetPlugin_vN only\n"
-      "  --dev N           device (default 0)\n"
-      "  --min SIZE        smallest message (default 8)\n"
-      "  --max SIZE        largest message (default 64M)\n"
-      "  --window N        messages in flight per comm (default 16)\n"
-      "  --comms N         comm pairs driven at once, one thread each, as NCCL drives one\n"
-      "                    per channel; bandwidth is their sum (default 1)\n"
-      "  --runs N          alternating runs per point; figures are medians with the\n"
-      "                    interquartile range, ratios are taken run by run (default 5)\n"
-      "  --json FILE       also write every run, summary and ratio as JSON\n"
-      "  --version         print the version and exit\n"
-      "  --baseline LIST   tcp (default), fabric (raw libfabric tagged RDM on the provider\n"
-      "                    FI_PROVIDER names, default tcp;ofi_rxm), tcp,fabric, or none\n"
-      "  --tcp-streams N   raw TCP connections per comm (default: NCCL_SOCKET_NTHREADS x\n"
-      "                    NCCL_NSOCKS_PERTHREAD when both are set, else 1)\n"
-      "  --tcp-host ADDR   raw TCP address (default 127.0.0.1)\n"
-      "  --no-tcp          no baseline (same as --baseline none)\n"
-      "  --iters N         messages per comm at every size (default: about 1 GiB, at\n"
-      "                    least 16 and at most 40000 messages)\n"
-      "  --latency-iters N ping-pong round trips (default 20000, 200 with --quick)\n"
-      "  --quick           fewer iterations (smoke test)\n"
-      "Sizes take K, M, G suffixes (powers of 2). Every subject is opened once in both\n"
-      "processes; in each run the first subject measured rotates.\n");
-}
 
 bool parseSize(const char* text, size_t* out) {
   char* end = nullptr;
@@ -118,59 +86,102 @@ bool parseBaselines(const std::string& list, std::vector<std::string>* out) {
   return true;
 }
 
-bool parse(int argc, char** argv, Options* o) {
+constexpr const char* kDescription =
+    "One-way bandwidth and ping-pong latency of net plugins side by side, each point\n"
+    "measured for every subject in alternation: the plugins named, then a baseline\n"
+    "between the same two processes (raw TCP, or raw libfabric).";
+
+constexpr const char* kFooter =
+    "Sizes take K, M, G suffixes (powers of 2). Every subject is opened once in both\n"
+    "processes; in each run the first subject measured rotates.\n"
+    "exit status: 0 ok, 1 the run failed, 2 usage error";
+
+// Parses argv into *o; nullopt: run, else the exit status (after --help or
+// a usage error, printed).
+std::optional<int> parse(int argc, char** argv, Options* o) {
   std::vector<std::string> against;
-  for (int i = 1; i < argc; i++) {
-    std::string a = argv[i];
-    auto value = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-    const char* v = nullptr;
-    if (a == "--help" || a == "-h") return false;
-    if (a == "--no-tcp") {
-      o->baselines.clear();
-      continue;
-    }
-    if (a == "--quick") {
-      o->quick = true;
-      continue;
-    }
-    if ((v = value()) == nullptr) return false;
-    if (a == "--plugin")
-      o->plugins.push_back(v);
-    else if (a == "--against")
-      against.push_back(v);
-    else if (a == "--net")
-      o->plugin.netName = std::string(v);
-    else if (a == "--abi")
-      o->plugin.abi = std::atoi(v);
-    else if (a == "--dev")
-      o->plugin.dev = std::atoi(v);
-    else if (a == "--min") {
-      if (!parseSize(v, &o->minSize)) return false;
-    } else if (a == "--max") {
-      if (!parseSize(v, &o->maxSize)) return false;
-    } else if (a == "--window")
-      o->window = std::max(1, std::atoi(v));
-    else if (a == "--runs" || a == "--reps")
-      o->runs = std::max(1, std::atoi(v));
-    else if (a == "--comms")
-      o->comms = std::clamp(std::atoi(v), 1, 256);
-    else if (a == "--json")
-      o->json = v;
-    else if (a == "--tcp-streams")
-      o->tcpStreams = std::max(1, std::atoi(v));
-    else if (a == "--tcp-host")
-      o->tcpHost = v;
-    else if (a == "--baseline") {
-      if (!parseBaselines(v, &o->baselines)) return false;
-    } else if (a == "--iters")
-      o->iters = std::max(1, std::atoi(v));
-    else if (a == "--latency-iters")
-      o->latencyIters = std::max(1, std::atoi(v));
-    else
-      return false;
+  std::string minText, maxText, baselineText;
+  bool noTcp = false, version = false;
+  auto app = cli::makeApp(
+      "ncclnet-bench",
+      "ncclnet-bench --plugin PATH|NAME [--plugin PATH|NAME | --against PATH|NAME]... [options]",
+      kDescription, kFooter);
+  cli::repeatable(app->add_option("--plugin", o->plugins,
+                                  "NCCL_NET_PLUGIN value used to load a plugin (a path or a\n"
+                                  "name; at least one). Several: each point is measured for\n"
+                                  "every plugin in alternation, and the first is compared\n"
+                                  "with the rest"))
+      ->type_name("P");
+  cli::repeatable(app->add_option("--against", against,
+                                  "a plugin to compare the first with (same as a later --plugin)"))
+      ->type_name("P");
+  std::string net;
+  app->add_option("--net", net, "NCCL_NET for the first plugin: only a table with this name")
+      ->type_name("NAME");
+  int abi = 0, dev = 0;
+  app->add_option("--abi", abi, "load every plugin through ncclNetPlugin_vN only")->type_name("N");
+  app->add_option("--dev", dev, "device (default 0)")->type_name("N");
+  app->add_option("--min", minText, "smallest message (default 8)")->type_name("SIZE");
+  app->add_option("--max", maxText, "largest message (default 64M)")->type_name("SIZE");
+  app->add_option("--window", o->window, "messages in flight per comm (default 16)")
+      ->type_name("N");
+  app->add_option("--comms", o->comms,
+                  "comm pairs driven at once, one thread each, as NCCL drives one\n"
+                  "per channel; bandwidth is their sum (default 1)")
+      ->type_name("N");
+  app->add_option("--runs,--reps", o->runs,
+                  "alternating runs per point; figures are medians with the\n"
+                  "interquartile range, ratios are taken run by run (default 5)")
+      ->type_name("N");
+  app->add_option("--json", o->json, "also write every run, summary and ratio as JSON")
+      ->type_name("FILE");
+  app->add_flag("--version", version, "print the version and exit");
+  app->add_option("--baseline", baselineText,
+                  "tcp (default), fabric (raw libfabric tagged RDM on the provider\n"
+                  "FI_PROVIDER names, default tcp;ofi_rxm), tcp,fabric, or none")
+      ->type_name("LIST");
+  app->add_option("--tcp-streams", o->tcpStreams,
+                  "raw TCP connections per comm (default: NCCL_SOCKET_NTHREADS x\n"
+                  "NCCL_NSOCKS_PERTHREAD when both are set, else 1)")
+      ->type_name("N");
+  app->add_option("--tcp-host", o->tcpHost, "raw TCP address (default 127.0.0.1)")
+      ->type_name("ADDR");
+  app->add_flag("--no-tcp", noTcp, "no baseline (same as --baseline none)");
+  app->add_option("--iters", o->iters,
+                  "messages per comm at every size (default: about 1 GiB, at\n"
+                  "least 16 and at most 40000 messages)")
+      ->type_name("N");
+  app->add_option("--latency-iters", o->latencyIters,
+                  "ping-pong round trips (default 20000, 200 with --quick)")
+      ->type_name("N");
+  app->add_flag("--quick", o->quick, "fewer iterations (smoke test)");
+  if (std::optional<int> exit = cli::parse(*app, argc, argv)) return exit;
+  if (version) {
+    std::printf("%s\n", ncclnet::host::versionLine("ncclnet-bench").c_str());
+    return 0;
   }
+  auto usageError = [](const std::string& what) { return cli::usageError("ncclnet-bench", what); };
+  if (app->count("--net")) o->plugin.netName = net;
+  if (app->count("--abi")) o->plugin.abi = abi;
+  o->plugin.dev = dev;
+  if (app->count("--min") && !parseSize(minText.c_str(), &o->minSize))
+    return usageError("--min " + minText + ": a size (K, M, G suffixes)");
+  if (app->count("--max") && !parseSize(maxText.c_str(), &o->maxSize))
+    return usageError("--max " + maxText + ": a size (K, M, G suffixes)");
+  if (app->count("--baseline") && !parseBaselines(baselineText, &o->baselines))
+    return usageError("--baseline " + baselineText + ": tcp, fabric, tcp,fabric or none");
+  if (noTcp) o->baselines.clear();
+  // Counts below 1 mean the least that runs, as they always have.
+  o->window = std::max(1, o->window);
+  o->runs = std::max(1, o->runs);
+  o->comms = std::clamp(o->comms, 1, 256);
+  if (app->count("--tcp-streams")) o->tcpStreams = std::max(1, o->tcpStreams);
+  if (app->count("--iters")) o->iters = std::max(1, o->iters);
+  if (app->count("--latency-iters")) o->latencyIters = std::max(1, o->latencyIters);
   o->plugins.insert(o->plugins.end(), against.begin(), against.end());
-  return !o->plugins.empty() && o->minSize <= o->maxSize;
+  if (o->plugins.empty()) return usageError("no plugin: give --plugin");
+  if (o->minSize > o->maxSize) return usageError("--min is larger than --max");
+  return std::nullopt;
 }
 
 std::vector<size_t> sizesFor(const Options& o) {
@@ -213,15 +224,8 @@ int defaultTcpStreams() {
 
 int main(int argc, char** argv) {
   using namespace ncclnet::bench;
-  if (argc == 2 && std::string(argv[1]) == "--version") {
-    std::printf("%s\n", ncclnet::host::versionLine("ncclnet-bench").c_str());
-    return 0;
-  }
   Options o;
-  if (!parse(argc, argv, &o)) {
-    usage();
-    return 2;
-  }
+  if (std::optional<int> exit = parse(argc, argv, &o)) return *exit;
 #ifndef NCCLNET_BENCH_HAVE_FABRIC
   if (std::find(o.baselines.begin(), o.baselines.end(), "fabric") != o.baselines.end()) {
     std::fprintf(stderr, "ncclnet-bench: this ncclnet-bench was built without libfabric\n");

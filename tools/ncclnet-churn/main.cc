@@ -17,11 +17,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "control.hpp"
 #include "ncclnet/host/build_info.hpp"
 #include "ncclnet/testing/child_process.hpp"
+#include "ncclnet_cli.hpp"
 #include "rank.hpp"
 
 namespace ncclnet::churn {
@@ -29,88 +31,88 @@ namespace {
 
 constexpr double kJoinSeconds = 60;
 
-const char* kUsage =
-    "usage: ncclnet-churn --plugin NAME|PATH [options]\n"
-    "  --cycles N            connect/transfer/close cycles (default 1000)\n"
-    "  --seconds T           instead: stream messages over one connection for T s\n"
-    "  --size BYTES          bytes per transfer (default 65536)\n"
-    "  --pause-ms MS         stream: pause between messages (default 0)\n"
-    "  --stall S             a wait without progress for S s is a hang (default 60)\n"
-    "  --dev D               device (default 0)\n"
-    "  --warmup N            cycles before the baseline sample (default cycles/10)\n"
-    "  --sample-every N      cycles between samples (default cycles/100)\n"
-    "  --tolerance-rss-kib K, --tolerance-fds N, --tolerance-threads N\n"
-    "                        growth allowed past the baseline (1024, 2, 2)\n"
-    "  --samples PREFIX      write PREFIX.rank<R>.csv (cycle, rss_kib, fds, threads)\n"
-    "  --rank R --rendezvous HOST:PORT\n"
-    "                        run one rank (0 or 1); rank 0 listens on HOST:PORT.\n"
-    "                        Without them the tool forks rank 1 on 127.0.0.1.\n"
-    "exit: 0 ok, 1 plugin error, 2 usage, 3 hang, 4 corruption, 5 resources grew,\n"
-    "      6 control link lost\n";
+constexpr const char* kDescription =
+    "Loads a net plugin in two processes and opens, uses and closes a connection\n"
+    "thousands of times while sampling RSS, descriptors and threads (churn), or\n"
+    "streams verified messages over one connection (--seconds).";
 
-bool parse(int argc, char** argv, RankOptions* o, int* rank, std::string* rendezvous,
-           std::string* error) {
-  for (int i = 1; i < argc; i++) {
-    std::string arg = argv[i];
-    if (i + 1 >= argc) {
-      *error = arg == "--help" ? "" : arg + " needs a value";
-      return false;
-    }
-    std::string v = argv[++i];
-    char* end = nullptr;
-    double number = std::strtod(v.c_str(), &end);
-    bool numeric = !v.empty() && *end == '\0' && number >= 0;
-    auto count = [&]() { return static_cast<uint64_t>(number); };
-    if (arg == "--plugin")
-      o->plugin = v;
-    else if (arg == "--rendezvous")
-      *rendezvous = v;
-    else if (arg == "--samples")
-      o->samplesPrefix = v;
-    else if (!numeric) {
-      *error = arg == "--help" ? "" : "unknown argument or not a number: " + arg + " " + v;
-      return false;
-    } else if (arg == "--cycles")
-      o->cycles = count();
-    else if (arg == "--seconds")
-      o->seconds = number;
-    else if (arg == "--size")
-      o->size = static_cast<size_t>(number);
-    else if (arg == "--pause-ms")
-      o->pauseMs = static_cast<int>(number);
-    else if (arg == "--stall")
-      o->stallSec = number;
-    else if (arg == "--dev")
-      o->dev = static_cast<int>(number);
-    else if (arg == "--warmup")
-      o->warmup = count();
-    else if (arg == "--sample-every")
-      o->sampleEvery = count();
-    else if (arg == "--tolerance-rss-kib")
-      o->tolerance.rssKiB = count();
-    else if (arg == "--tolerance-fds")
-      o->tolerance.fds = static_cast<int>(number);
-    else if (arg == "--tolerance-threads")
-      o->tolerance.threads = static_cast<int>(number);
-    else if (arg == "--rank")
-      *rank = static_cast<int>(number);
-    else {
-      *error = "unknown argument " + arg;
-      return false;
-    }
+constexpr const char* kFooter =
+    "exit status: 0 ok, 1 plugin error, 2 usage, 3 hang, 4 corruption,\n"
+    "             5 resources grew, 6 control link lost";
+
+// A number as strtod reads it, 0 or more; CLI11 prefixes the option's name.
+const CLI::Validator kNonNegative(
+    [](std::string& text) -> std::string {
+      char* end = nullptr;
+      double number = std::strtod(text.c_str(), &end);
+      bool ok = !text.empty() && *end == '\0' && number >= 0;
+      return ok ? "" : "'" + text + "' is not a number of 0 or more";
+    },
+    "N");
+
+// Parses argv; nullopt: run, else the exit status (after --version, --help
+// or a usage error, printed). Numbers are read as strtod reads them (1e4 is
+// a count) and must not be negative.
+std::optional<int> parse(int argc, char** argv, RankOptions* o, int* rank,
+                         std::string* rendezvous) {
+  auto app = cli::makeApp("ncclnet-churn", "ncclnet-churn --plugin NAME|PATH [options]",
+                          kDescription, kFooter);
+  double cycles = double(o->cycles), size = double(o->size), pauseMs = o->pauseMs, dev = o->dev,
+         warmup = double(o->warmup), sampleEvery = double(o->sampleEvery),
+         rssKiB = double(o->tolerance.rssKiB), fds = o->tolerance.fds,
+         threads = o->tolerance.threads, rankNumber = -1;
+  bool version = false;
+  auto number = [&](const char* name, double* value, const char* help) {
+    app->add_option(name, *value, help)->type_name("N")->check(kNonNegative);
+  };
+  app->add_option("--plugin", o->plugin, "the plugin (default: $NCCL_NET_PLUGIN)")
+      ->type_name("NAME|PATH");
+  number("--cycles", &cycles, "connect/transfer/close cycles (default 1000)");
+  number("--seconds", &o->seconds, "instead: stream messages over one connection for N s");
+  number("--size", &size, "bytes per transfer (default 65536)");
+  number("--pause-ms", &pauseMs, "stream: pause between messages in ms (default 0)");
+  number("--stall", &o->stallSec, "a wait without progress for N s is a hang (default 60)");
+  number("--dev", &dev, "device (default 0)");
+  number("--warmup", &warmup, "cycles before the baseline sample (default cycles/10)");
+  number("--sample-every", &sampleEvery, "cycles between samples (default cycles/100)");
+  number("--tolerance-rss-kib", &rssKiB, "RSS growth allowed past the baseline (1024)");
+  number("--tolerance-fds", &fds, "descriptor growth allowed (2)");
+  number("--tolerance-threads", &threads, "thread growth allowed (2)");
+  app->add_option("--samples", o->samplesPrefix,
+                  "write PREFIX.rank<R>.csv (cycle, rss_kib, fds, threads)")
+      ->type_name("PREFIX");
+  number("--rank", &rankNumber,
+         "run one rank (0 or 1) with --rendezvous; without them the\n"
+         "tool forks rank 1 on 127.0.0.1");
+  app->add_option("--rendezvous", *rendezvous, "rank 0 listens on HOST:PORT")
+      ->type_name("HOST:PORT");
+  app->add_flag("--version", version, "print the version and exit");
+  if (std::optional<int> exit = cli::parse(*app, argc, argv)) return exit;
+  if (version) {
+    std::printf("%s\n", ncclnet::host::versionLine("ncclnet-churn").c_str());
+    return kExitOk;
   }
+  o->cycles = static_cast<uint64_t>(cycles);
+  o->size = static_cast<size_t>(size);
+  o->pauseMs = static_cast<int>(pauseMs);
+  o->dev = static_cast<int>(dev);
+  o->warmup = static_cast<uint64_t>(warmup);
+  o->sampleEvery = static_cast<uint64_t>(sampleEvery);
+  o->tolerance.rssKiB = static_cast<uint64_t>(rssKiB);
+  o->tolerance.fds = static_cast<int>(fds);
+  o->tolerance.threads = static_cast<int>(threads);
+  if (app->count("--rank")) *rank = static_cast<int>(rankNumber);
   if (o->plugin.empty()) {
     if (const char* env = std::getenv("NCCL_NET_PLUGIN")) o->plugin = env;
   }
-  if (o->plugin.empty())
-    *error = "no plugin: give --plugin or NCCL_NET_PLUGIN";
-  else if (o->cycles == 0 && o->seconds <= 0)
-    *error = "--cycles must be at least 1";
-  else if (*rank > 1)
-    *error = "--rank is 0 or 1";
-  else if (*rank >= 0 && rendezvous->empty())
-    *error = "--rank needs --rendezvous HOST:PORT";
-  return error->empty();
+  auto usageError = [](const std::string& what) {
+    return std::optional<int>(cli::usageError("ncclnet-churn", what));
+  };
+  if (o->plugin.empty()) return usageError("no plugin: give --plugin or NCCL_NET_PLUGIN");
+  if (o->cycles == 0 && o->seconds <= 0) return usageError("--cycles must be at least 1");
+  if (*rank > 1) return usageError("--rank is 0 or 1");
+  if (*rank >= 0 && rendezvous->empty()) return usageError("--rank needs --rendezvous HOST:PORT");
+  return std::nullopt;
 }
 
 // Rank 1 forked on this host: its exit status, or kExitStall when it does not
@@ -130,11 +132,7 @@ int run(int argc, char** argv) {
   RankOptions options;
   int rank = -1;
   std::string rendezvous, error;
-  if (!parse(argc, argv, &options, &rank, &rendezvous, &error)) {
-    if (!error.empty()) std::fprintf(stderr, "ncclnet-churn: %s\n", error.c_str());
-    std::fprintf(stderr, "%s", kUsage);
-    return kExitUsage;
-  }
+  if (std::optional<int> exit = parse(argc, argv, &options, &rank, &rendezvous)) return *exit;
   std::string host = "127.0.0.1";
   int port = 0;
   if (rank >= 0 && !splitHostPort(rendezvous, &host, &port)) {
@@ -182,9 +180,5 @@ int run(int argc, char** argv) {
 }  // namespace ncclnet::churn
 
 int main(int argc, char** argv) {
-  if (argc == 2 && std::strcmp(argv[1], "--version") == 0) {
-    std::printf("%s\n", ncclnet::host::versionLine("ncclnet-churn").c_str());
-    return 0;
-  }
   return ncclnet::churn::run(argc, argv);
 }

@@ -16,15 +16,13 @@ int main(int argc, char** argv) {
   using namespace ncclnet::info;
   std::vector<std::string> args(argv + 1, argv + argc);
   Options options;
-  std::string error;
-  if (!parseOptions(args, &options, &error)) {
-    std::cerr << "ncclnet-info: " << error << "\n\n" << usageText();
-    return kExitUsage;
-  }
-  if (options.help) {
-    std::cout << usageText();
+  ncclnet::cli::Parsed parsed = parseOptions(args, &options);
+  if (parsed.kind == ncclnet::cli::Parsed::Kind::kHelp) {
+    std::cout << parsed.text;
     return kExitLoaded;
   }
+  if (parsed.kind == ncclnet::cli::Parsed::Kind::kError)
+    return ncclnet::cli::usageError("ncclnet-info", parsed.text);
   if (options.version) {
     std::cout << ncclnet::host::versionLine("ncclnet-info") << '\n';
     return kExitLoaded;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ncclnet/host/loader.hpp"
+#include "ncclnet_cli.hpp"
 
 namespace ncclnet::info {
 
@@ -31,13 +32,10 @@ struct Options {
   bool params = false;
   bool list = false;
   bool version = false;
-  bool help = false;
 };
 
-// Parses argv. On a usage error returns false and sets *error to one line
-// that names the offending argument and what was expected.
-bool parseOptions(const std::vector<std::string>& args, Options* out, std::string* error);
-
-const char* usageText();
+// Parses argv (argv[0] excluded) into *out. kHelp carries the --help text;
+// kError one line that names the offending argument and what was expected.
+cli::Parsed parseOptions(const std::vector<std::string>& args, Options* out);
 
 }  // namespace ncclnet::info

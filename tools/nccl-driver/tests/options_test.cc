@@ -6,17 +6,21 @@
 namespace nccldriver {
 namespace {
 
+using Kind = ncclnet::cli::Parsed::Kind;
+
 Options parse(std::vector<std::string> args) {
-  std::string error;
-  std::optional<Options> o = parseOptions(args, &error);
-  EXPECT_TRUE(o) << error;
-  return o.value_or(Options{});
+  Options o;
+  ncclnet::cli::Parsed parsed = parseOptions(args, &o);
+  EXPECT_EQ(parsed.kind, Kind::kRun) << parsed.text;
+  return o;
 }
 
 std::string refusal(std::vector<std::string> args) {
-  std::string error;
-  EXPECT_FALSE(parseOptions(args, &error));
-  return error;
+  Options o;
+  ncclnet::cli::Parsed parsed = parseOptions(args, &o);
+  EXPECT_EQ(parsed.kind, Kind::kError);
+  EXPECT_EQ(parsed.text.find('\n'), std::string::npos) << "one line: " << parsed.text;
+  return parsed.text;
 }
 
 TEST(Options, SubjectsTakeTheEnvAfterThemAndCommonEnvGoesFirst) {
@@ -60,8 +64,28 @@ TEST(Options, BadInputIsRefusedWithTheArgumentNamed) {
   EXPECT_NE(refusal({"--tail-skew-ms", "500", "--kill-rank", "1"}).find("end normally"),
             std::string::npos);
   EXPECT_NE(refusal({"--min-bytes", "1M", "--max-bytes", "1K"}).find("larger"), std::string::npos);
-  EXPECT_NE(refusal({"--frobnicate", "1"}).find("unknown option --frobnicate"), std::string::npos);
+  EXPECT_NE(refusal({"--frobnicate", "1"}).find("unknown argument '--frobnicate'"),
+            std::string::npos);
+  EXPECT_NE(refusal({"--ranks=1"}).find("--ranks 1: a rank count"), std::string::npos);
   EXPECT_NE(refusal({"--iters"}).find("needs a value"), std::string::npos);
+}
+
+TEST(Options, TheLastValueOfARepeatedOptionWins) {
+  // The launcher hands its ranks the caller's line with its own --ranks and
+  // --run-dir after it.
+  Options o = parse({"--ranks", "2", "--run-dir", "/a", "--ranks", "4", "--run-dir", "/b"});
+  EXPECT_EQ(o.ranks, 4);
+  EXPECT_EQ(o.runDir, "/b");
+}
+
+TEST(Options, HelpListsTheOptionsButNotTheWorkersOwn) {
+  Options o;
+  ncclnet::cli::Parsed parsed = parseOptions({"--ranks", "3", "--help"}, &o);
+  ASSERT_EQ(parsed.kind, Kind::kHelp);
+  EXPECT_EQ(parsed.text.rfind("usage: nccl-driver", 0), 0u) << parsed.text;
+  EXPECT_NE(parsed.text.find("--tail-skew-ms T"), std::string::npos) << parsed.text;
+  EXPECT_NE(parsed.text.find("exit status: 0 every job ok"), std::string::npos) << parsed.text;
+  EXPECT_EQ(parsed.text.find("--worker"), std::string::npos) << parsed.text;
 }
 
 TEST(Options, FaultsAndWhatTheyExpect) {

@@ -30,5 +30,17 @@ grep -q "nccl-driver: --mps: nvidia-cuda-mps-control is not on PATH" "$out" || f
 timeout 30 "$driver" --ops allreduce,gossip >"$out" 2>&1
 rc=$?
 [ $rc -eq 2 ] || fail "unknown op: exit $rc, expected 2"
-grep -q "^nccl-driver: --ops: unknown op 'gossip'" "$out" || fail "no reason for the unknown op"
+grep -q "^nccl-driver: --ops: unknown op 'gossip'; see nccl-driver --help$" "$out" ||
+  fail "no reason for the unknown op"
+
+timeout 30 "$driver" --frobnicate >"$out" 2>&1
+rc=$?
+[ $rc -eq 2 ] || fail "unknown option: exit $rc, expected 2"
+[ "$(cat "$out")" = "nccl-driver: unknown argument '--frobnicate'; see nccl-driver --help" ] ||
+  fail "not the one usage-error line"
+
+timeout 30 "$driver" --help >"$out" 2>&1
+rc=$?
+[ $rc -eq 0 ] || fail "--help: exit $rc, expected 0"
+grep -q "^usage: nccl-driver" "$out" || fail "--help: no usage line"
 echo "ok"

@@ -391,8 +391,13 @@ def _():
         expect(rc == 2, "%s: exit %d, want 2 (usage)" % (args, rc), out + err)
         expect_in(words, err, "(stderr for %s)" % args)
         expect(out == "", "%s: nothing on stdout" % args, out)
-    rc, out, _ = run("--help")
-    expect(rc == 0 and "usage: ncclnet-info" in out, "--help", out)
+        # The tools' one error style: a single line that points at --help.
+        expect(err.count("\n") == 1 and err.startswith("ncclnet-info: ")
+               and err.endswith("; see ncclnet-info --help\n"), "%s: one error line" % args, err)
+    rc, out, err = run("--help")
+    expect(rc == 0 and out.startswith("usage: ncclnet-info") and err == "", "--help", out + err)
+    expect_in("--nccl V", out, "(--help lists the options)")
+    expect_in("exit status: 0 a plugin loaded", out, "(--help ends with the exit statuses)")
 
 
 # ---- NCCL releases ----------------------------------------------------------
