@@ -87,6 +87,14 @@ Json plugin(const PluginInfo& p) {
   Json devices = Json::array();
   for (const DeviceInfo& d : p.devices) devices.push_back(json::devicePropertiesJson(d, p.version));
   j["devices"] = devices;
+  // The GIN, RMA and CollNet tables NCCL would take from the same library.
+  Json tables = Json::object();
+  tables["nccl"] = p.tablesRelease;
+  for (const host::TableChoice& c : p.otherTables) {
+    tables[host::tableFamilyName(c.family)] = {
+        {"symbol", c.symbol.empty() ? Json(nullptr) : Json(c.symbol)}, {"why", c.why}};
+  }
+  j["otherTables"] = tables;
   return j;
 }
 

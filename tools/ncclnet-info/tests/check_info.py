@@ -543,6 +543,10 @@ def _():
     rc, out, _ = run("--plugin", checker, "--nccl", "2.28.9", env=env)
     expect(re.search(r"GIN +ncclGinPlugin_v11\n", out) is not None, "2.28.9 takes GIN v11", out)
     expect_in("no RMA plugin table before NCCL 2.30.3", out)
+    rc, doc = run_json("--plugin", checker, "--nccl", "2.30.7", env=env)
+    t = doc["plugin"]["otherTables"]
+    expect(t["nccl"] == "2.30.7" and t["RMA"]["symbol"] == "ncclRmaPlugin_v13" and t["GIN"]["symbol"] is None
+           and t["CollNet"]["symbol"] == "ncclCollNetPlugin_v8", "otherTables %s" % t)
     # A plugin without such tables: none of the three.
     rc, out, _ = run("--plugin", lib("sdk-testnet"))
     expect(len(re.findall(r"(CollNet|GIN|RMA) +none\n", out)) == 3, "three nones", out)
