@@ -2,12 +2,31 @@
 # Checks that a plugin library defines exactly one ncclNetPlugin_vN per ABI
 # version the SDK knows (NCCLNET_ABI_OLDEST..NEWEST in abi/net.h) as dynamic
 # symbols and nothing else (no C++ helpers NCCL could bind to).
+#
+# With --forwarded-tables the library must also define every GIN, RMA and
+# CollNet table version the SDK knows (abi/gin.h, abi/rma.h; CollNet follows
+# the net range, abi/collnet.h): ncclnet-check forwards all four families.
 set -euo pipefail
 lib=$1
-net_h="$(dirname "$0")/../include/ncclnet/abi/net.h"
-oldest=$(awk '$2 == "NCCLNET_ABI_OLDEST" {print $3}' "$net_h")
-newest=$(awk '$2 == "NCCLNET_ABI_NEWEST" {print $3}' "$net_h")
-expected=$(printf 'ncclNetPlugin_v%s\n' $(seq "$oldest" "$newest") | sort)
+forwarded=${2:-}
+abi="$(dirname "$0")/../include/ncclnet/abi"
+bound() { awk -v name="$2" '$2 == name {print $3}' "$abi/$1"; }
+versions() { printf "$1%s\n" $(seq "$2" "$3"); }
+oldest=$(bound net.h NCCLNET_ABI_OLDEST)
+newest=$(bound net.h NCCLNET_ABI_NEWEST)
+expected=$(versions ncclNetPlugin_v "$oldest" "$newest")
+case "$forwarded" in
+  "") ;;
+  --forwarded-tables)
+    expected+=$'\n'$(versions ncclGinPlugin_v "$(bound gin.h NCCLNET_GIN_ABI_OLDEST)" \
+      "$(bound gin.h NCCLNET_GIN_ABI_NEWEST)")
+    expected+=$'\n'$(versions ncclRmaPlugin_v "$(bound rma.h NCCLNET_RMA_ABI_OLDEST)" \
+      "$(bound rma.h NCCLNET_RMA_ABI_NEWEST)")
+    expected+=$'\n'$(versions ncclCollNetPlugin_v "$oldest" "$newest")
+    ;;
+  *) echo "usage: $0 LIBRARY [--forwarded-tables]" >&2; exit 2 ;;
+esac
+expected=$(sort <<<"$expected")
 actual=$(nm -D --defined-only "$lib" | awk '{print $3}' | sort)
 if [ "$actual" != "$expected" ]; then
   echo "FAIL: $lib exports:"
@@ -16,4 +35,4 @@ if [ "$actual" != "$expected" ]; then
   echo "$expected"
   exit 1
 fi
-echo "OK: $lib exports only ncclNetPlugin_v$oldest..v$newest"
+echo "OK: $lib exports only the expected tables ($(wc -l <<<"$expected") symbols)"
