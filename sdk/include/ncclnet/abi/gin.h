@@ -13,5 +13,8 @@
 #define NCCLNET_GIN_ABI_OLDEST 11
 #define NCCLNET_GIN_ABI_NEWEST 14
 #define NCCLNET_GIN_FOR_EACH_VERSION(X, arg) X(arg, 11) X(arg, 12) X(arg, 13) X(arg, 14)
+/* The versions with a host data path (iput, iputSignal, test) that NCCL's
+ * GIN proxy drives; v14 tables serve device backends only. */
+#define NCCLNET_GIN_PROXY_FOR_EACH_VERSION(X, arg) X(arg, 11) X(arg, 12) X(arg, 13)
 
 #endif /* NCCLNET_ABI_GIN_H */

@@ -35,12 +35,14 @@ class PluginState {
     return logger_;
   }
 
-  // v11+: one init per communicator, each with its own context.
+  // v11+: one init per communicator, each with its own context. The RMA
+  // and GIN tables' init carries no profiler (abiHasProfiler false).
   ncclResult_t initComm(void** ctx, uint64_t commId, const ncclNetCommConfig_v12_t* config,
-                        ncclDebugLogger_t logFn, ncclProfilerCallback_t profFn) {
+                        ncclDebugLogger_t logFn, ncclProfilerCallback_t profFn,
+                        bool abiHasProfiler = true) {
     if (ctx == nullptr) return fail("init", "ctx is NULL");
     std::lock_guard<std::mutex> lock(mutex_);
-    ncclResult_t res = acquire(logFn, profFn, /*abiHasProfiler=*/true);
+    ncclResult_t res = acquire(logFn, profFn, abiHasProfiler);
     if (res != ncclSuccess) return res;
     auto context = std::make_unique<CommContext>();
     context->commId = commId;

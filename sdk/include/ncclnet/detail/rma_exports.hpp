@@ -1,0 +1,593 @@
+// SPDX-License-Identifier: Apache-2.0
+// nccl-net-sdk: the entry points NCCLNET_EXPORT_RMA_PLUGIN puts in each RMA
+// and proxy-type GIN table, adapting every version to the one class of
+// <ncclnet/rma.hpp>. What each version differs in (NCCL's own adapters
+// read: plugin/gin/gin_v11.cc, gin_v12.cc, plugin/rma/rma_v13.cc):
+//   GIN v11  no contexts: NCCL passes the collComm where a context goes
+//            (createContext NULL: *ginCtx = collComm), props v11;
+//   GIN v12  v11 plus connect(nConnections, queueDepth) and a connection
+//            index on iput/iputSignal;
+//   GIN v13  = RMA v13: contexts from createContext(config, devHandle),
+//            iget/iflush, every signal strong, a ginHandle per mhandle;
+//   RMA v14  the class's own shape, plus isStrongSignal.
+#pragma once
+
+#include <exception>
+#include <memory>
+#include <type_traits>
+
+#include "ncclnet/abi/gin.h"
+#include "ncclnet/abi/rma.h"
+#include "ncclnet/detail/plugin_state.hpp"
+#include "ncclnet/detail/properties.hpp"
+#include "ncclnet/object_model.hpp"  // fillNcclDefaults
+#include "ncclnet/rma_contract.hpp"
+#include "ncclnet/rma_types.hpp"
+
+#pragma GCC visibility push(hidden)
+
+namespace ncclnet::detail {
+
+// GIN v11/v12's collComm: the class's collComm and the context the SDK made
+// for it at connect. NCCL hands this pointer back as collComm and as ginCtx.
+struct GinProxyComm {
+  void* collComm = nullptr;
+  void* rmaCtx = nullptr;
+  int nContexts = 1;
+};
+
+template <class Impl>
+struct RmaExports {
+  static PluginState<Impl>& state() { return PluginState<Impl>::get(); }
+
+  // Runs `body` on the live object; an exception becomes ncclInternalError.
+  template <class Body>
+  static ncclResult_t call(const char* fn, Body&& body) {
+    Impl* impl = state().impl();
+    if (impl == nullptr) return state().fail(fn, "called before init or after the last finalize");
+    try {
+      return body(*impl);
+    } catch (const std::exception& e) {
+      Logger log = state().logger();
+      NCCLNET_WARN(log, "%s: the plugin threw: %s", fn, e.what());
+    } catch (...) {
+      Logger log = state().logger();
+      NCCLNET_WARN(log, "%s: the plugin threw", fn);
+    }
+    return ncclInternalError;
+  }
+
+  static ncclResult_t refuse(const char* fn, const char* why, ncclResult_t code) {
+    Logger log = state().logger();
+    NCCLNET_WARN(log, "%s: %s", fn, why);
+    return code;
+  }
+
+  // A data call that succeeds must return a request: NCCL's proxies test
+  // it (rma_proxy_progress.cc: "returned success with NULL request").
+  static ncclResult_t needRequest(const char* fn, ncclResult_t res, void** request) {
+    if (res == ncclSuccess && *request == nullptr) {
+      return refuse(fn, "the plugin returned success and no request", ncclInternalError);
+    }
+    return res;
+  }
+
+  // ---- shared by every version ---------------------------------------
+
+  static ncclResult_t init(void** ctx, uint64_t commId, ncclDebugLogger_t logFn) {
+    return state().initComm(ctx, commId, nullptr, logFn, nullptr, /*abiHasProfiler=*/false);
+  }
+  static ncclResult_t finalize(void* ctx) { return state().finalizeComm(ctx); }
+
+  static ncclResult_t devices(int* ndev) {
+    if (ndev == nullptr) return refuse("devices", "ndev is NULL", ncclInternalError);
+    return call("devices", [&](Impl& impl) { return impl.devices(ndev); });
+  }
+
+  static ncclResult_t propertiesV12(int dev, ncclNetProperties_v12_t* props) {
+    if (props == nullptr) return refuse("getProperties", "props is NULL", ncclInternalError);
+    fillNcclDefaults(dev, props);
+    ncclResult_t res =
+        call("getProperties", [&](Impl& impl) { return impl.getProperties(dev, props); });
+    // NCCL's RMA loader refuses any other type (rma_v13.cc ncclRma_init), and
+    // its GIN loader picks the proxy backend by it (gin.cc).
+    props->netDeviceType = NCCL_NET_DEVICE_GIN_PROXY;
+    return res;
+  }
+  static ncclResult_t propertiesV11(int dev, ncclNetProperties_v11_t* props) {
+    if (props == nullptr) return refuse("getProperties", "props is NULL", ncclInternalError);
+    ncclNetProperties_v12_t v12{};
+    ncclResult_t res = propertiesV12(dev, &v12);
+    if (res != ncclSuccess) return res;
+    const char* why = nullptr;
+    res = propertiesFromV12(v12, props, &why);
+    if (res != ncclSuccess) return refuse("getProperties", why, res);
+    return ncclSuccess;
+  }
+
+  // NCCL 2.28 listens and connects with a NULL ctx for every communicator
+  // after the first (plugin/net.cc inits GIN once): the process's context.
+  static const CommContext* contextOf(const char* fn, void* ctx) {
+    static const CommContext processContext{};
+    if (ctx == nullptr) return &processContext;
+    return state().lookup(fn, ctx);
+  }
+
+  static ncclResult_t listen(void* ctx, int dev, void* handle, void** listenComm) {
+    if (handle == nullptr || listenComm == nullptr) {
+      return refuse("listen", "handle or listenComm is NULL", ncclInternalError);
+    }
+    const CommContext* context = contextOf("listen", ctx);
+    if (context == nullptr) return ncclInternalError;
+    return call("listen",
+                [&](Impl& impl) { return impl.listen(*context, dev, handle, listenComm); });
+  }
+
+  static ncclResult_t connectCollective(void* ctx, void* handles[], int nranks, int rank,
+                                        void* listenComm, void** collComm) {
+    if (handles == nullptr || collComm == nullptr) {
+      return refuse("connect", "handles or collComm is NULL", ncclInternalError);
+    }
+    if (nranks < 1 || rank < 0 || rank >= nranks) {
+      return refuse("connect", "rank is not inside 0..nranks-1", ncclInvalidArgument);
+    }
+    const CommContext* context = contextOf("connect", ctx);
+    if (context == nullptr) return ncclInternalError;
+    *collComm = nullptr;
+    ncclResult_t res = call("connect", [&](Impl& impl) {
+      return impl.connect(*context, handles, nranks, rank, listenComm, collComm);
+    });
+    if (res == ncclSuccess && *collComm == nullptr) {
+      return refuse("connect", "the plugin returned success and no collComm", ncclInternalError);
+    }
+    return res;
+  }
+
+  static ncclResult_t createContext(void* collComm, const RmaConfig& config, void** rmaCtx) {
+    if (rmaCtx == nullptr) return refuse("createContext", "rmaCtx is NULL", ncclInternalError);
+    if (config.nContexts < 1) {
+      return refuse("createContext", "nContexts is below 1", ncclInvalidArgument);
+    }
+    return call("createContext",
+                [&](Impl& impl) { return impl.createContext(collComm, config, rmaCtx); });
+  }
+
+  static ncclResult_t regMrSym(void* collComm, void* data, size_t size, int type, uint64_t mrFlags,
+                               void** mhandle) {
+    if (mhandle == nullptr) return refuse("regMrSym", "mhandle is NULL", ncclInternalError);
+    return call("regMrSym", [&](Impl& impl) {
+      return impl.regMrSym(collComm, data, size, type, mrFlags, mhandle);
+    });
+  }
+  static ncclResult_t regMrSymDmaBuf(void* collComm, void* data, size_t size, int type,
+                                     uint64_t offset, int fd, uint64_t mrFlags, void** mhandle) {
+    if (mhandle == nullptr) return refuse("regMrSymDmaBuf", "mhandle is NULL", ncclInternalError);
+    if constexpr (rma::offersDmaBuf_v<Impl>) {  // else the slot is NULL
+      return call("regMrSymDmaBuf", [&](Impl& impl) {
+        return impl.regMrSymDmaBuf(collComm, data, size, type, offset, fd, mrFlags, mhandle);
+      });
+    }
+    return ncclInternalError;
+  }
+  static ncclResult_t deregMrSym(void* collComm, void* mhandle) {
+    return call("deregMrSym", [&](Impl& impl) { return impl.deregMrSym(collComm, mhandle); });
+  }
+  static ncclResult_t destroyContext(void* rmaCtx) {
+    return call("destroyContext", [&](Impl& impl) { return impl.destroyContext(rmaCtx); });
+  }
+  static ncclResult_t closeColl(void* collComm) {
+    return call("closeColl", [&](Impl& impl) { return impl.closeColl(collComm); });
+  }
+  static ncclResult_t closeListen(void* listenComm) {
+    return call("closeListen", [&](Impl& impl) { return impl.closeListen(listenComm); });
+  }
+
+  static ncclResult_t iput(void* rmaCtx, int context, uint64_t srcOff, void* srcMhandle,
+                           size_t size, uint64_t dstOff, void* dstMhandle, uint32_t rank,
+                           void** request) {
+    if (request == nullptr) return refuse("iput", "request is NULL", ncclInternalError);
+    *request = nullptr;
+    ncclResult_t res = call("iput", [&](Impl& impl) {
+      return impl.iput(rmaCtx, context, srcOff, srcMhandle, size, dstOff, dstMhandle, rank,
+                       request);
+    });
+    return needRequest("iput", res, request);
+  }
+
+  static ncclResult_t iputSignal(void* rmaCtx, int context, uint64_t srcOff, void* srcMhandle,
+                                 size_t size, uint64_t dstOff, void* dstMhandle, uint32_t rank,
+                                 uint64_t signalOff, void* signalMhandle, uint64_t signalValue,
+                                 uint32_t signalOp, bool strong, void** request) {
+    if (request == nullptr) return refuse("iputSignal", "request is NULL", ncclInternalError);
+    *request = nullptr;
+    if (signalOp != NCCL_GIN_SIGNAL_OP_INC && signalOp != NCCL_GIN_SIGNAL_OP_ADD) {
+      return refuse("iputSignal", "signalOp is neither INC (1) nor ADD (2)", ncclInvalidArgument);
+    }
+    RmaSignal signal;
+    signal.offset = signalOff;
+    signal.mhandle = signalMhandle;
+    // NCCL's own backends add 1 for INC whatever the value says
+    // (ncclRmaIbProxyIPutSignal).
+    signal.value = signalOp == NCCL_GIN_SIGNAL_OP_INC ? 1 : signalValue;
+    signal.op = signalOp;
+    signal.strong = strong;
+    ncclResult_t res = call("iputSignal", [&](Impl& impl) {
+      return impl.iputSignal(rmaCtx, context, srcOff, srcMhandle, size, dstOff, dstMhandle, rank,
+                             signal, request);
+    });
+    return needRequest("iputSignal", res, request);
+  }
+
+  static ncclResult_t iget(void* rmaCtx, int context, uint64_t remoteOff, void* remoteMhandle,
+                           size_t size, uint64_t localOff, void* localMhandle, uint32_t rank,
+                           void** request) {
+    if (request == nullptr) return refuse("iget", "request is NULL", ncclInternalError);
+    *request = nullptr;
+    ncclResult_t res = call("iget", [&](Impl& impl) {
+      return impl.iget(rmaCtx, context, remoteOff, remoteMhandle, size, localOff, localMhandle,
+                       rank, request);
+    });
+    return needRequest("iget", res, request);
+  }
+
+  static ncclResult_t iflush(void* rmaCtx, int context, void* mhandle, uint32_t rank,
+                             void** request) {
+    if (request == nullptr) return refuse("iflush", "request is NULL", ncclInternalError);
+    *request = nullptr;  // NULL on success: nothing to wait for
+    return call("iflush",
+                [&](Impl& impl) { return impl.iflush(rmaCtx, context, mhandle, rank, request); });
+  }
+
+  static ncclResult_t test(void* collComm, void* request, int* done) {
+    if (done == nullptr) return refuse("test", "done is NULL", ncclInternalError);
+    if (request == nullptr) return refuse("test", "request is NULL", ncclInternalError);
+    return call("test", [&](Impl& impl) { return impl.test(collComm, request, done); });
+  }
+
+  static ncclResult_t progress(void* rmaCtx) {
+    if constexpr (rma::offersProgress_v<Impl>) {  // else the slot is NULL
+      return call("progress", [&](Impl& impl) { return impl.progress(rmaCtx); });
+    }
+    return ncclInternalError;
+  }
+
+  static ncclResult_t queryLastError(void* rmaCtx, bool* hasError) {
+    if (hasError == nullptr) return refuse("queryLastError", "hasError is NULL", ncclInternalError);
+    return call("queryLastError",
+                [&](Impl& impl) { return impl.queryLastError(rmaCtx, hasError); });
+  }
+
+  // ---- RMA v14: the class's shape -------------------------------------
+
+  static ncclResult_t connectV14(void* ctx, void* handles[], int nranks, int rank, void* listenComm,
+                                 void** collComm) {
+    return connectCollective(ctx, handles, nranks, rank, listenComm, collComm);
+  }
+  static ncclResult_t createContextV14(void* collComm, ncclRmaConfig_v14_t* config, void** rmaCtx) {
+    if (config == nullptr) return refuse("createContext", "config is NULL", ncclInternalError);
+    return createContext(collComm,
+                         RmaConfig{config->nContexts, config->trafficClass,
+                                   config->rankStride > 0 ? config->rankStride : 1},
+                         rmaCtx);
+  }
+  static ncclResult_t iputSignalV14(void* rmaCtx, int context, uint64_t srcOff, void* srcMhandle,
+                                    size_t size, uint64_t dstOff, void* dstMhandle, uint32_t rank,
+                                    uint64_t signalOff, void* signalMhandle, uint64_t signalValue,
+                                    uint32_t signalOp, bool isStrongSignal, void** request) {
+    return iputSignal(rmaCtx, context, srcOff, srcMhandle, size, dstOff, dstMhandle, rank,
+                      signalOff, signalMhandle, signalValue, signalOp, isStrongSignal, request);
+  }
+
+  // ---- GIN v13 = RMA v13 ------------------------------------------------
+
+  static ncclResult_t createContextV13(void* collComm, ncclGinConfig_v13_t* config, void** ginCtx,
+                                       ncclNetDeviceHandle_v11_t** devHandle) {
+    if (config == nullptr) return refuse("createContext", "config is NULL", ncclInternalError);
+    // A proxy plugin has no device handle: 2.30.3 passes NULL, 2.30.7 (as
+    // RMA v13) a pointer whose result it ignores.
+    if (devHandle != nullptr) *devHandle = nullptr;
+    return createContext(collComm, RmaConfig{config->nContexts, config->trafficClass, 1}, ginCtx);
+  }
+  static ncclResult_t regMrSymGin(void* collComm, void* data, size_t size, int type,
+                                  uint64_t mrFlags, void** mhandle, void** ginHandle) {
+    ncclResult_t res = regMrSym(collComm, data, size, type, mrFlags, mhandle);
+    // NCCL passes the ginHandle to data calls, but the mhandle for inline
+    // puts (gin_host_proxy.cc): one pointer serves as both.
+    if (res == ncclSuccess && ginHandle != nullptr) *ginHandle = *mhandle;
+    return res;
+  }
+  static ncclResult_t regMrSymDmaBufGin(void* collComm, void* data, size_t size, int type,
+                                        uint64_t offset, int fd, uint64_t mrFlags, void** mhandle,
+                                        void** ginHandle) {
+    ncclResult_t res = regMrSymDmaBuf(collComm, data, size, type, offset, fd, mrFlags, mhandle);
+    if (res == ncclSuccess && ginHandle != nullptr) *ginHandle = *mhandle;
+    return res;
+  }
+  static ncclResult_t iputSignalStrong(void* ginCtx, int context, uint64_t srcOff, void* srcMhandle,
+                                       size_t size, uint64_t dstOff, void* dstMhandle,
+                                       uint32_t rank, uint64_t signalOff, void* signalMhandle,
+                                       uint64_t signalValue, uint32_t signalOp, void** request) {
+    return iputSignal(ginCtx, context, srcOff, srcMhandle, size, dstOff, dstMhandle, rank,
+                      signalOff, signalMhandle, signalValue, signalOp, /*strong=*/true, request);
+  }
+
+  // ---- GIN v11/v12: the SDK's comm carries the context ------------------
+
+  static ncclResult_t connectProxy(void* ctx, void* handles[], int nranks, int rank,
+                                   int nConnections, void* listenComm, void** collComm) {
+    if (collComm == nullptr) return refuse("connect", "collComm is NULL", ncclInternalError);
+    *collComm = nullptr;
+    if (nConnections < 1 || nConnections > NCCL_GIN_MAX_CONNECTIONS) {
+      return refuse("connect", "nConnections is outside 1..NCCL_GIN_MAX_CONNECTIONS",
+                    ncclInvalidArgument);
+    }
+    auto proxy = std::make_unique<GinProxyComm>();
+    proxy->nContexts = nConnections;
+    ncclResult_t res = connectCollective(ctx, handles, nranks, rank, listenComm, &proxy->collComm);
+    if (res != ncclSuccess) return res;
+    res = createContext(proxy->collComm, RmaConfig{nConnections, NCCL_NET_TRAFFIC_CLASS_UNDEF, 1},
+                        &proxy->rmaCtx);
+    if (res != ncclSuccess) {
+      closeColl(proxy->collComm);
+      return res;
+    }
+    *collComm = proxy.release();
+    return ncclSuccess;
+  }
+  static ncclResult_t connectV11(void* ctx, void* handles[], int nranks, int rank, void* listenComm,
+                                 void** collComm) {
+    return connectProxy(ctx, handles, nranks, rank, 1, listenComm, collComm);
+  }
+  static ncclResult_t connectV12(void* ctx, void* handles[], int nranks, int rank, int nConnections,
+                                 int /*queueDepth: NCCL's own sizing*/, void* listenComm,
+                                 void** collComm) {
+    return connectProxy(ctx, handles, nranks, rank, nConnections, listenComm, collComm);
+  }
+
+  // NULL after one WARN line when NCCL passed no comm.
+  static GinProxyComm* proxyOf(const char* fn, void* comm) {
+    if (comm == nullptr) {
+      refuse(fn, "collComm is NULL", ncclInternalError);
+      return nullptr;
+    }
+    return static_cast<GinProxyComm*>(comm);
+  }
+  // A connection index outside what connect set up is NCCL's v11 adapter's
+  // "does not support multiple connections".
+  static ncclResult_t connectionOf(const char* fn, const GinProxyComm& proxy, int connection) {
+    if (connection < 0 || connection >= proxy.nContexts) {
+      return refuse(fn, "connectionId is outside the connections connect set up", ncclInvalidUsage);
+    }
+    return ncclSuccess;
+  }
+
+  static ncclResult_t regMrSymProxy(void* comm, void* data, size_t size, int type, uint64_t mrFlags,
+                                    void** mhandle, void** ginHandle) {
+    GinProxyComm* proxy = proxyOf("regMrSym", comm);
+    if (proxy == nullptr) return ncclInternalError;
+    return regMrSymGin(proxy->collComm, data, size, type, mrFlags, mhandle, ginHandle);
+  }
+  static ncclResult_t regMrSymDmaBufProxy(void* comm, void* data, size_t size, int type,
+                                          uint64_t offset, int fd, uint64_t mrFlags, void** mhandle,
+                                          void** ginHandle) {
+    GinProxyComm* proxy = proxyOf("regMrSymDmaBuf", comm);
+    if (proxy == nullptr) return ncclInternalError;
+    return regMrSymDmaBufGin(proxy->collComm, data, size, type, offset, fd, mrFlags, mhandle,
+                             ginHandle);
+  }
+  static ncclResult_t deregMrSymProxy(void* comm, void* mhandle) {
+    GinProxyComm* proxy = proxyOf("deregMrSym", comm);
+    if (proxy == nullptr) return ncclInternalError;
+    return deregMrSym(proxy->collComm, mhandle);
+  }
+  static ncclResult_t closeCollProxy(void* comm) {
+    std::unique_ptr<GinProxyComm> proxy(proxyOf("closeColl", comm));
+    if (!proxy) return ncclInternalError;
+    ncclResult_t destroyed = destroyContext(proxy->rmaCtx);
+    ncclResult_t closed = closeColl(proxy->collComm);
+    return destroyed != ncclSuccess ? destroyed : closed;
+  }
+  static ncclResult_t iputProxy(void* comm, uint64_t srcOff, void* srcMhandle, size_t size,
+                                uint64_t dstOff, void* dstMhandle, uint32_t rank, int connection,
+                                void** request) {
+    GinProxyComm* proxy = proxyOf("iput", comm);
+    if (proxy == nullptr) return ncclInternalError;
+    if (ncclResult_t res = connectionOf("iput", *proxy, connection); res != ncclSuccess) return res;
+    return iput(proxy->rmaCtx, connection, srcOff, srcMhandle, size, dstOff, dstMhandle, rank,
+                request);
+  }
+  static ncclResult_t iputV11(void* comm, uint64_t srcOff, void* srcMhandle, size_t size,
+                              uint64_t dstOff, void* dstMhandle, uint32_t rank, void** request) {
+    return iputProxy(comm, srcOff, srcMhandle, size, dstOff, dstMhandle, rank, 0, request);
+  }
+  static ncclResult_t iputSignalProxy(void* comm, uint64_t srcOff, void* srcMhandle, size_t size,
+                                      uint64_t dstOff, void* dstMhandle, uint32_t rank,
+                                      uint64_t signalOff, void* signalMhandle, uint64_t signalValue,
+                                      uint32_t signalOp, int connection, void** request) {
+    GinProxyComm* proxy = proxyOf("iputSignal", comm);
+    if (proxy == nullptr) return ncclInternalError;
+    if (ncclResult_t res = connectionOf("iputSignal", *proxy, connection); res != ncclSuccess) {
+      return res;
+    }
+    return iputSignal(proxy->rmaCtx, connection, srcOff, srcMhandle, size, dstOff, dstMhandle, rank,
+                      signalOff, signalMhandle, signalValue, signalOp, /*strong=*/true, request);
+  }
+  static ncclResult_t iputSignalV11(void* comm, uint64_t srcOff, void* srcMhandle, size_t size,
+                                    uint64_t dstOff, void* dstMhandle, uint32_t rank,
+                                    uint64_t signalOff, void* signalMhandle, uint64_t signalValue,
+                                    uint32_t signalOp, void** request) {
+    return iputSignalProxy(comm, srcOff, srcMhandle, size, dstOff, dstMhandle, rank, signalOff,
+                           signalMhandle, signalValue, signalOp, 0, request);
+  }
+  static ncclResult_t testProxy(void* comm, void* request, int* done) {
+    GinProxyComm* proxy = proxyOf("test", comm);
+    if (proxy == nullptr) return ncclInternalError;
+    return test(proxy->collComm, request, done);
+  }
+  static ncclResult_t progressProxy(void* comm) {
+    GinProxyComm* proxy = proxyOf("ginProgress", comm);
+    if (proxy == nullptr) return ncclInternalError;
+    return progress(proxy->rmaCtx);
+  }
+  // 2.30's v11/v12 adapters pass the collComm as ginCtx (createContext is
+  // NULL); 2.28 and 2.29 never ask a proxy plugin.
+  static ncclResult_t queryLastErrorProxy(void* comm, bool* hasError) {
+    GinProxyComm* proxy = proxyOf("queryLastError", comm);
+    if (proxy == nullptr) return ncclInternalError;
+    return queryLastError(proxy->rmaCtx, hasError);
+  }
+};
+
+// The table of each version.
+template <class Impl, int V>
+struct RmaTable;
+
+template <class Impl>
+struct RmaTable<Impl, 14> {
+  static constexpr ncclRma_v14_t make() {
+    using E = RmaExports<Impl>;
+    return {Impl::kName,
+            E::init,
+            E::devices,
+            E::propertiesV12,
+            E::listen,
+            E::connectV14,
+            E::createContextV14,
+            E::regMrSym,
+            rma::offersDmaBuf_v<Impl> ? E::regMrSymDmaBuf : nullptr,
+            E::deregMrSym,
+            E::destroyContext,
+            E::closeColl,
+            E::closeListen,
+            E::iput,
+            E::iputSignalV14,
+            E::iget,
+            E::iflush,
+            E::test,
+            rma::offersProgress_v<Impl> ? E::progress : nullptr,
+            E::queryLastError,
+            E::finalize};
+  }
+};
+
+// RMA v13 is GIN v13's layout (rma/rma_v13.h: typedef ncclGin_v13_t).
+template <class Impl>
+struct RmaTable<Impl, 13> {
+  static constexpr ncclRma_v13_t make() {
+    using E = RmaExports<Impl>;
+    return {Impl::kName,
+            E::init,
+            E::devices,
+            E::propertiesV12,
+            E::listen,
+            E::connectV14,
+            E::createContextV13,
+            E::regMrSymGin,
+            rma::offersDmaBuf_v<Impl> ? E::regMrSymDmaBufGin : nullptr,
+            E::deregMrSym,
+            E::destroyContext,
+            E::closeColl,
+            E::closeListen,
+            E::iput,
+            E::iputSignalStrong,
+            E::iget,
+            E::iflush,
+            E::test,
+            rma::offersProgress_v<Impl> ? E::progress : nullptr,
+            E::queryLastError,
+            E::finalize};
+  }
+};
+
+template <class Impl, int V>
+struct GinProxyTable;
+
+template <class Impl>
+struct GinProxyTable<Impl, 13> {
+  static constexpr ncclGin_v13_t make() { return RmaTable<Impl, 13>::make(); }
+};
+
+// createContext and destroyContext stay NULL: NCCL then uses the collComm
+// as the context (2.30's plugin/gin/gin_v11.cc); 2.28/2.29 never call them
+// for a proxy plugin.
+template <class Impl>
+struct GinProxyTable<Impl, 12> {
+  static constexpr ncclGin_v12_t make() {
+    using E = RmaExports<Impl>;
+    return {Impl::kName,
+            E::init,
+            E::devices,
+            E::propertiesV11,
+            E::listen,
+            E::connectV12,
+            nullptr,
+            E::regMrSymProxy,
+            rma::offersDmaBuf_v<Impl> ? E::regMrSymDmaBufProxy : nullptr,
+            E::deregMrSymProxy,
+            nullptr,
+            E::closeCollProxy,
+            E::closeListen,
+            E::iputProxy,
+            E::iputSignalProxy,
+            E::testProxy,
+            rma::offersProgress_v<Impl> ? E::progressProxy : nullptr,
+            E::queryLastErrorProxy,
+            E::finalize};
+  }
+};
+
+template <class Impl>
+struct GinProxyTable<Impl, 11> {
+  static constexpr ncclGin_v11_t make() {
+    using E = RmaExports<Impl>;
+    return {Impl::kName,
+            E::init,
+            E::devices,
+            E::propertiesV11,
+            E::listen,
+            E::connectV11,
+            nullptr,
+            E::regMrSymProxy,
+            rma::offersDmaBuf_v<Impl> ? E::regMrSymDmaBufProxy : nullptr,
+            E::deregMrSymProxy,
+            nullptr,
+            E::closeCollProxy,
+            E::closeListen,
+            E::iputV11,
+            E::iputSignalV11,
+            E::testProxy,
+            rma::offersProgress_v<Impl> ? E::progressProxy : nullptr,
+            E::queryLastErrorProxy,
+            E::finalize};
+  }
+};
+
+template <class Impl, int V>
+constexpr auto rmaTableOf() {
+  if constexpr (rma::meetsContract_v<Impl>) {
+    return RmaTable<Impl, V>::make();
+  } else {
+    return decltype(RmaTable<Impl, V>::make()){};
+  }
+}
+template <class Impl, int V>
+constexpr auto ginTableOf() {
+  if constexpr (rma::meetsContract_v<Impl>) {
+    return GinProxyTable<Impl, V>::make();
+  } else {
+    return decltype(GinProxyTable<Impl, V>::make()){};
+  }
+}
+
+}  // namespace ncclnet::detail
+
+#pragma GCC visibility pop
+
+// A class that fails the contract gets empty tables: the contract's
+// messages are then the only errors.
+#define NCCLNET_DETAIL_EXPORT_RMA_TABLE(Impl, N)                                                \
+  extern "C" __attribute__((visibility("default"))) const ncclRma_v##N##_t ncclRmaPlugin_v##N = \
+      ::ncclnet::detail::rmaTableOf<Impl, N>();
+#define NCCLNET_DETAIL_EXPORT_GIN_TABLE(Impl, N)                                                \
+  extern "C" __attribute__((visibility("default"))) const ncclGin_v##N##_t ncclGinPlugin_v##N = \
+      ::ncclnet::detail::ginTableOf<Impl, N>();
