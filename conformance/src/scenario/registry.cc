@@ -23,6 +23,7 @@ const std::vector<Scenario>& catalogue() {
     addFaultScenarios(out);
     addReplayScenarios(out);
     addNcclScenarios(out);
+    addRmaScenarios(out);
     return out;
   }();
   return all;

@@ -70,5 +70,6 @@ void addCloseScenarios(std::vector<Scenario>& out);
 void addFaultScenarios(std::vector<Scenario>& out);
 void addReplayScenarios(std::vector<Scenario>& out);
 void addNcclScenarios(std::vector<Scenario>& out);
+void addRmaScenarios(std::vector<Scenario>& out);
 
 }  // namespace conformance

@@ -47,6 +47,7 @@ Capabilities capabilitiesOf(Ctx& c, const Requirements& needs) {
   caps.maxRecvs = p.maxRecvs;
   caps.netDeviceType = static_cast<int>(p.netDeviceType);
   caps.regMrDmaBuf = c.net().provides(ncclnet::host::Optional::RegMrDmaBuf);
+  caps.rmaTable = c.plugin().symbol("ncclRmaPlugin_v14") != nullptr;
   return caps;
 }
 
@@ -94,6 +95,15 @@ std::optional<std::string> unmetRequirement(const Requirements& needs, const Cap
                   caps.version);
   if (needs.ncclJob) {
     if (auto unmet = unmetNcclJob(caps)) return unmet;
+  }
+  if (needs.rmaTable) {
+    if (!caps.rmaTable)
+      return std::string("requires an RMA table: the library exports no ncclRmaPlugin_v14");
+    int newest = caps.exported.empty() ? 0 : caps.exported.front();
+    if (caps.version != newest)
+      return format(
+          "RMA scenarios run once, with the plugin's newest net table (v%d); this run is v%d",
+          newest, caps.version);
   }
   if (!needs.cudaMemory && !needs.dmaBuf) return std::nullopt;
   if (!caps.gpus.available)

@@ -26,6 +26,9 @@ struct Requirements {
   // A real NCCL job (scenario/nccl_job.hpp): a GPU, nccl-driver and its
   // NCCL; run once, through the table that NCCL takes.
   bool ncclJob = false;
+  // The library's ncclRmaPlugin_v14 (docs/gin-rma.md); run once, with the
+  // plugin's newest net table: the RMA table does not change with it.
+  bool rmaTable = false;
 };
 
 // The CUDA driver of one host, as a rank opens it (ncclnet/cuda_driver.hpp).
@@ -46,7 +49,8 @@ struct Capabilities {
   int maxRecvs = 1;
   int netDeviceType = 0;  // NCCL_NET_DEVICE_HOST
   bool regMrDmaBuf = false;
-  std::vector<int> exported;  // every ncclNetPlugin_vN the library exports
+  std::vector<int> exported;  // every ncclNetPlugin_vN the library exports, newest first
+  bool rmaTable = false;      // the library exports ncclRmaPlugin_v14
   GpuFacts gpus;
 };
 

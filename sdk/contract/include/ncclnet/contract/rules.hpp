@@ -130,7 +130,27 @@ enum class Severity { Must, Should };
     "peer out")                                                                                    \
   X(60, NcclJobsSucceed, Must,                                                                     \
     "real NCCL jobs over the plugin end with exact results, every channel through it, in "         \
-    "bounded time")
+    "bounded time")                                                                                \
+  X(70, RmaTableComplete, Must,                                                                    \
+    "RMA and proxy GIN tables have every member NCCL calls and one name; devices are GIN_PROXY "   \
+    "with a power-of-two maxRecvs")                                                                \
+  X(71, RmaConnectCollective, Must,                                                                \
+    "RMA connect is collective over every rank's handle; contexts and symmetric registrations "    \
+    "follow, in one order on every rank")                                                          \
+  X(72, RmaPutsLand, Must,                                                                         \
+    "iput writes its bytes at the target's registered base + dstOff, every size from 0, to "       \
+    "every rank and to itself")                                                                    \
+  X(73, RmaSignalsExact, Must,                                                                     \
+    "iputSignal adds exactly: 1 for INC, the value for ADD, atomically across peers")              \
+  X(74, RmaStrongSignalOrdering, Must,                                                             \
+    "a strong signal is visible only after its payload and every earlier put on its context to "   \
+    "that rank")                                                                                   \
+  X(75, RmaGetAndFlush, Must,                                                                      \
+    "iget reads the target's bytes; after iflush they are in local memory")                        \
+  X(76, RmaRequestsReturned, Must,                                                                 \
+    "a successful iput, iputSignal or iget returns a request, with 32 x maxRecvs outstanding per " \
+    "context and peer")                                                                            \
+  X(77, RmaLocalCompletion, Must, "test() done on a put means its source may be reused at once")
 
 enum class Rule : int {
 #define NCCLNET_CONTRACT_ENUMERATOR(number, name, severity, title) name = number,
