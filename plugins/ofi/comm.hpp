@@ -83,6 +83,7 @@ struct Request final : CompletionSink {
   void* desc[kMaxRecvs] = {};
   uint64_t tags[kMaxRecvs] = {};
   int ncclTags[kMaxRecvs] = {};
+  void* flushMhandle = nullptr;  // a flush read still to be posted: its target's registration
   OpContext ops[kMaxRecvs] = {};
 
   bool done() const { return finished == posted && (posted == n || error != ncclSuccess); }
@@ -204,6 +205,8 @@ class RecvComm final : public Comm {
   ncclResult_t iflush(int n, void** data, int* sizes, void** mhandles, void** request);
   // Posts the buffers of `request` the provider refused earlier.
   void postRemaining(Request* request);
+  // Posts a flush read the provider refused with -FI_EAGAIN (test() retries).
+  void postFlush(Request* request);
   RequestPool<Request>& requests() { return requests_; }
   void cancelAll() override;
 

@@ -83,9 +83,14 @@ ncclResult_t testRequest(Comm* comm, Request* request, int* done, int* sizes) {
   // Progress first: on manual-progress providers nothing moves otherwise.
   ncclResult_t res = alreadyDone ? ncclSuccess : endpoint.progress();
   if (res != ncclSuccess) return res;
-  if (comm->kind() == Comm::Kind::Recv && !request->isFlush && request->error == ncclSuccess &&
+  if (comm->kind() == Comm::Kind::Recv && request->error == ncclSuccess &&
       request->posted < request->n) {
-    static_cast<RecvComm*>(comm)->postRemaining(request);
+    auto* recv = static_cast<RecvComm*>(comm);
+    if (request->isFlush) {
+      recv->postFlush(request);
+    } else {
+      recv->postRemaining(request);
+    }
   }
   if (!request->done() && request->error == ncclSuccess && comm->gone()) {
     request->error = resultOf(Failure::kPeerGone);  // Remote::declareGone logged why
@@ -294,17 +299,34 @@ ncclResult_t RecvComm::iflush(int n, void** data, int* sizes, void** mhandles, v
   r->n = 1;
   r->ops[0].sink = r;
   r->ops[0].index = 0;
-  ssize_t rc = ep.readSelf(&flushScratch_, 1, desc, data[target], mhandles[target], &r->ops[0]);
-  if (rc != 0) {
+  r->data[0] = data[target];
+  r->desc[0] = desc;
+  r->flushMhandle = mhandles[target];
+  postFlush(r);
+  if (r->posted == 0 && r->error != ncclSuccess) {
+    ncclResult_t error = r->error;
     requests_.release(r);
-    if (rc == -FI_EAGAIN) return ep.progress();
-    NCCLNET_WARN(ep.log(), "iflush: fi_read failed: %s", fiError(static_cast<int>(rc)).c_str());
-    return resultFor(static_cast<int>(rc));
+    return error;
+  }
+  // Posted, or refused for now (-FI_EAGAIN): the request exists either way
+  // and test() posts the read, since a NULL request would mean "nothing to
+  // flush" to NCCL.
+  *request = r;
+  return ncclSuccess;
+}
+
+void RecvComm::postFlush(Request* r) {
+  ssize_t rc =
+      endpoint().readSelf(&flushScratch_, 1, r->desc[0], r->data[0], r->flushMhandle, &r->ops[0]);
+  if (rc == -FI_EAGAIN) return;  // test() tries again
+  if (rc != 0) {
+    NCCLNET_WARN(endpoint().log(), "iflush: fi_read failed: %s",
+                 fiError(static_cast<int>(rc)).c_str());
+    r->error = resultFor(static_cast<int>(rc));
+    return;
   }
   r->posted = 1;
   pending++;
-  *request = r;
-  return ncclSuccess;
 }
 
 void RecvComm::cancelAll() {
