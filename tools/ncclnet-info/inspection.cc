@@ -59,15 +59,6 @@ void describePlugin(host::LoadedPlugin& loaded, Inspection* out) {
   p.version = loaded.version();
   p.exported = loaded.exportedVersions();
   p.optional = optionalSlots(net);
-  std::optional<host::NcclRelease> release = out->options.ncclRelease.empty()
-                                                 ? std::optional(host::knownNcclReleases().back())
-                                                 : host::findNcclRelease(out->options.ncclRelease);
-  if (release) {
-    p.tablesRelease = release->text();
-    p.otherTables = host::extraTablesTaken(*release, [&](const std::string& symbol) {
-      return loaded.symbol(symbol.c_str()) != nullptr;
-    });
-  }
 
   void* ctx = nullptr;
   ncclNetCommConfig_v12_t config{NCCL_NET_TRAFFIC_CLASS_UNDEF};
@@ -80,6 +71,46 @@ void describePlugin(host::LoadedPlugin& loaded, Inspection* out) {
     for (int dev = 0; dev < shown; dev++) p.devices.push_back(describeDevice(net, dev));
   }
   p.finalizeResult = net.finalize(ctx);
+}
+
+// The library whose other tables are listed: the one selected, else the
+// last one that opened (NCCL would not select its net table).
+const host::LibraryAttempt* tablesLibrary(const host::LoadReport& report) {
+  for (const host::LibraryAttempt& a : report.attempts)
+    if (a.selected) return &a;
+  for (auto a = report.attempts.rbegin(); a != report.attempts.rend(); ++a)
+    if (a->opened) return &*a;
+  return nullptr;
+}
+
+// The releases whose view of the other tables is shown: --nccl's, else
+// every release line with GIN or RMA tables.
+std::vector<std::string> tablesReleases(const Options& options) {
+  if (!options.ncclRelease.empty()) return {options.ncclRelease};
+  std::vector<std::string> releases;
+  for (const host::NcclRelease& r : host::extraTableReleases()) releases.push_back(r.text());
+  return releases;
+}
+
+// Opens the library again, only to look its tables up, and asks each
+// release's report what NCCL's net loader left of it.
+OtherTables describeOtherTables(const host::LoadReport& report,
+                                const std::vector<ReleaseVerdict>& judged) {
+  OtherTables t;
+  const host::LibraryAttempt* a = tablesLibrary(report);
+  if (a == nullptr) return t;
+  t.library = a->path;
+  std::unique_ptr<host::OpenedLibrary> library =
+      host::OpenedLibrary::open(a->file.empty() ? "" : a->path, &t.error);
+  if (!library) return t;
+  auto has = [&](const std::string& symbol) { return library->symbol(symbol.c_str()) != nullptr; };
+  t.exported = host::exportedExtraTables(has);
+  for (const ReleaseVerdict& v : judged) {
+    host::NetLibrary net = host::netLibraryIn(v.report, a->path);
+    t.releases.push_back(ReleaseTables{
+        v.release, host::extraTablesTaken(*host::findNcclRelease(v.release), has, net)});
+  }
+  return t;
 }
 
 }  // namespace
@@ -121,10 +152,26 @@ Inspection inspect(const Options& options) {
   }
   // A table published in the file lists every knob, whether or not init ran.
   readPublishedParams(&out);
-  // Each release initializes the plugin again; those lines would only
-  // repeat the ones above.
-  out.verdicts = judgeReleases(options, host::captureLogger);
+  // One run per release, for both the verdicts and the other tables. Each
+  // initializes the plugin again; those lines would only repeat the ones
+  // above.
+  std::vector<std::string> verdictNames = verdictReleases(options);
+  std::vector<std::string> tableNames = tablesReleases(options);
+  std::vector<std::string> names = verdictNames;
+  for (const std::string& r : tableNames)
+    if (std::find(names.begin(), names.end(), r) == names.end()) names.push_back(r);
+  std::vector<ReleaseVerdict> judged = judgeReleases(options, names, host::captureLogger);
   host::takeCapturedLines();
+  std::vector<ReleaseVerdict> forTables;
+  for (const std::string& r : tableNames) {
+    for (const ReleaseVerdict& v : judged)
+      if (v.release == r) forTables.push_back(v);
+  }
+  out.otherTables = describeOtherTables(out.report, forTables);
+  for (const ReleaseVerdict& v : judged) {
+    if (std::find(verdictNames.begin(), verdictNames.end(), v.release) != verdictNames.end())
+      out.verdicts.push_back(v);
+  }
   return out;
 }
 

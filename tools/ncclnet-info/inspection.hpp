@@ -46,10 +46,20 @@ struct PluginInfo {
   ncclResult_t finalizeResult = ncclSuccess;
   int deviceCount = 0;
   std::vector<DeviceInfo> devices;
-  // The GIN, RMA and CollNet tables NCCL would take from the same library:
-  // for the --nccl release, else the newest known one (tablesRelease).
-  std::string tablesRelease;
-  std::vector<host::TableChoice> otherTables;
+};
+
+// The GIN, RMA and CollNet tables of the plugin's library (the one
+// selected, else the last one opened) and what NCCL would take from them:
+// for the --nccl release, else for host::extraTableReleases().
+struct ReleaseTables {
+  std::string release;  // "2.30.7"
+  std::vector<host::TableChoice> tables;
+};
+struct OtherTables {
+  std::string library;  // "" when no library opened
+  std::string error;    // why it did not open again, when it did not
+  std::vector<host::ExportedTable> exported;
+  std::vector<ReleaseTables> releases;
 };
 
 struct Warning {
@@ -81,6 +91,7 @@ struct Inspection {
   bool pluginInitialized = false;        // some init ran, so an SDK plugin had its chance to
                                          // report its knobs
   std::vector<ReleaseVerdict> verdicts;  // one per NCCL release judged
+  OtherTables otherTables;
   int exitCode = kExitNothingLoadable;
 };
 

@@ -87,14 +87,44 @@ Json plugin(const PluginInfo& p) {
   Json devices = Json::array();
   for (const DeviceInfo& d : p.devices) devices.push_back(json::devicePropertiesJson(d, p.version));
   j["devices"] = devices;
-  // The GIN, RMA and CollNet tables NCCL would take from the same library.
-  Json tables = Json::object();
-  tables["nccl"] = p.tablesRelease;
-  for (const host::TableChoice& c : p.otherTables) {
-    tables[host::tableFamilyName(c.family)] = {
-        {"symbol", c.symbol.empty() ? Json(nullptr) : Json(c.symbol)}, {"why", c.why}};
+  return j;
+}
+
+const char* layoutName(host::TableLayout layout) {
+  switch (layout) {
+    case host::TableLayout::Known: return "known";
+    case host::TableLayout::Newer: return "newer";
+    case host::TableLayout::Older: return "older";
   }
-  j["otherTables"] = tables;
+  return "?";
+}
+
+// The GIN, RMA and CollNet tables of the library, and what each release
+// would take from them; null when no library opened.
+Json otherTables(const OtherTables& t) {
+  if (t.library.empty()) return Json(nullptr);
+  Json j = Json::object();
+  j["library"] = t.library;
+  j["error"] = nonEmptyOrNull(t.error);
+  Json exported = Json::array();
+  for (const host::ExportedTable& e : t.exported) {
+    exported.push_back({{"family", host::tableFamilyName(e.family)},
+                        {"version", e.version},
+                        {"symbol", e.symbol},
+                        {"layout", layoutName(e.layout)}});
+  }
+  j["exported"] = exported;
+  Json releases = Json::array();
+  for (const ReleaseTables& r : t.releases) {
+    Json tables = Json::array();
+    for (const host::TableChoice& c : r.tables) {
+      tables.push_back({{"family", host::tableFamilyName(c.family)},
+                        {"symbol", c.symbol.empty() ? Json(nullptr) : Json(c.symbol)},
+                        {"why", c.why}});
+    }
+    releases.push_back({{"nccl", r.release}, {"tables", tables}});
+  }
+  j["releases"] = releases;
   return j;
 }
 
@@ -152,6 +182,7 @@ void printJson(const Inspection& in, std::ostream& out) {
   j["loaded"] = in.loaded;
   j["plugin"] = in.loaded ? plugin(in.plugin) : Json(nullptr);
   j["explanation"] = in.loaded ? Json(nullptr) : Json(failureExplanation(in));
+  j["otherTables"] = otherTables(in.otherTables);
   addDiagnostics(in, j);
   j["exitCode"] = in.exitCode;
   out << json::jsonText(j) << '\n';

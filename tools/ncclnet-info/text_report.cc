@@ -155,14 +155,37 @@ void printPlugin(const PluginInfo& p, std::ostream& out) {
   row(out, "finalize", resultText(p.finalizeResult));
 }
 
-// GIN, RMA and CollNet: what NCCL would take from the same library.
-void printOtherTables(const PluginInfo& p, std::ostream& out) {
-  if (p.otherTables.empty()) return;
-  out << "\nOther tables in this library (NCCL " << p.tablesRelease << ")\n";
-  for (const host::TableChoice& c : p.otherTables) {
-    row(out, host::tableFamilyName(c.family), c.symbol.empty() ? "none" : c.symbol);
-    std::istringstream lines(wrap(c.why, 94));
-    for (std::string line; std::getline(lines, line);) out << "    " << line << '\n';
+std::string exportedText(const host::ExportedTable& t) {
+  switch (t.layout) {
+    case host::TableLayout::Known: return t.symbol;
+    case host::TableLayout::Newer: return t.symbol + " (newer than this tool knows)";
+    case host::TableLayout::Older: return t.symbol + " (older than this tool knows)";
+  }
+  return t.symbol;
+}
+
+// GIN, RMA and CollNet: what the library exports, and what each release
+// would take from it.
+void printOtherTables(const OtherTables& t, std::ostream& out) {
+  if (t.library.empty()) return;
+  out << "\nOther tables in this library (" << t.library << ")\n";
+  if (!t.error.empty()) {
+    row(out, "exported", "unknown: " + t.error);
+    return;
+  }
+  std::string exported;
+  for (const host::ExportedTable& e : t.exported)
+    exported += (exported.empty() ? "" : ", ") + exportedText(e);
+  std::istringstream lines(wrap(exported.empty() ? "none" : exported, 76));
+  std::string label = "exported";
+  for (std::string line; std::getline(lines, line); label.clear()) row(out, label, line);
+  for (const ReleaseTables& r : t.releases) {
+    for (const host::TableChoice& c : r.tables) {
+      row(out, "NCCL " + r.release + " " + host::tableFamilyName(c.family),
+          c.symbol.empty() ? "none" : c.symbol);
+      std::istringstream why(wrap(c.why, 94));
+      for (std::string line; std::getline(why, line);) out << "      " << line << '\n';
+    }
   }
 }
 
@@ -298,6 +321,7 @@ void printText(const Inspection& in, std::ostream& out) {
   printAttempts(in, out);
   if (!in.loaded) {
     out << '\n' << wrap(failureExplanation(in), 100) << '\n';
+    if (!in.options.params) printOtherTables(in.otherTables, out);
     printPluginWarnings(in, out);
     if (in.options.params) printParams(in, out);
     return;
@@ -320,7 +344,7 @@ void printText(const Inspection& in, std::ostream& out) {
     return;
   }
   for (const DeviceInfo& d : p.devices) printDevice(p, d, out);
-  printOtherTables(p, out);
+  printOtherTables(in.otherTables, out);
   printWarnings(in, out);
 }
 

@@ -43,6 +43,7 @@ ReleaseVerdict judge(const Options& options, const host::NcclRelease& release,
 
   ReleaseVerdict v;
   v.release = release.text();
+  v.report = loader.report();
   if (res == ncclSuccess && loaded) {
     v.outcome = Outcome::Loads;
     v.version = loaded->version();
@@ -77,9 +78,11 @@ std::vector<std::string> verdictReleases(const Options& options) {
   return releases;
 }
 
-std::vector<ReleaseVerdict> judgeReleases(const Options& options, ncclDebugLogger_t logger) {
+std::vector<ReleaseVerdict> judgeReleases(const Options& options,
+                                          const std::vector<std::string>& releases,
+                                          ncclDebugLogger_t logger) {
   std::vector<ReleaseVerdict> verdicts;
-  for (const std::string& text : verdictReleases(options)) {
+  for (const std::string& text : releases) {
     verdicts.push_back(judge(options, *host::findNcclRelease(text), logger));
   }
   return verdicts;

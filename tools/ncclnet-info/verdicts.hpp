@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ncclnet/host/loader.hpp"
 #include "options.hpp"
 
 namespace ncclnet::info {
@@ -19,11 +20,12 @@ enum class Outcome {
 struct ReleaseVerdict {
   std::string release;  // "2.23.4"
   Outcome outcome = Outcome::Internal;
-  int version = 0;       // the table's ABI version when it loads
-  std::string table;     // its name field
-  std::string path;      // the library
-  std::string reason;    // why, when it does not load
-  std::string internal;  // "IB" or "Socket" when NCCL_NET names one of them
+  int version = 0;          // the table's ABI version when it loads
+  std::string table;        // its name field
+  std::string path;         // the library
+  std::string reason;       // why, when it does not load
+  std::string internal;     // "IB" or "Socket" when NCCL_NET names one of them
+  host::LoadReport report;  // every library the release tried, and what became of it
 };
 
 // The releases a report judges by default: the newest patch of 2.23, 2.28
@@ -31,9 +33,12 @@ struct ReleaseVerdict {
 std::vector<std::string> verdictReleases(const Options& options);
 
 // Resolves the request of `options` (its --plugin and --net; not --abi: a
-// verdict is about the release as it ships) as each release would. Runs the plugin's init once per
-// release; what the plugin logs meanwhile goes to `logger`.
-std::vector<ReleaseVerdict> judgeReleases(const Options& options, ncclDebugLogger_t logger);
+// verdict is about the release as it ships) as each of `releases`
+// (NcclRelease::text()) would. Runs the plugin's init once per release;
+// what the plugin logs meanwhile goes to `logger`.
+std::vector<ReleaseVerdict> judgeReleases(const Options& options,
+                                          const std::vector<std::string>& releases,
+                                          ncclDebugLogger_t logger);
 
 // "NCCL 2.23.4  loads 'sdk-socket' through ncclNetPlugin_v8" and the like.
 std::string verdictLine(const ReleaseVerdict& verdict);

@@ -157,6 +157,24 @@ void* LoadedPlugin::symbol(const char* name) const {
   return library_ != nullptr ? dlsym(library_, name) : nullptr;
 }
 
+std::unique_ptr<OpenedLibrary> OpenedLibrary::open(const std::string& file, std::string* error) {
+  void* handle = dlopen(file.empty() ? nullptr : file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* text = dlerror();
+    *error = text ? text : "unknown dlopen error";
+    return nullptr;
+  }
+  return std::unique_ptr<OpenedLibrary>(new OpenedLibrary(handle));
+}
+
+OpenedLibrary::~OpenedLibrary() {
+  dlclose(handle_);
+}
+
+void* OpenedLibrary::symbol(const char* name) const {
+  return dlsym(handle_, name);
+}
+
 Loader::Loader(LoaderOptions options) : options_(std::move(options)) {}
 
 std::vector<std::string> Loader::entriesFor(const std::optional<std::string>& pluginList,

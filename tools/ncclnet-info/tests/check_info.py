@@ -403,7 +403,7 @@ def _():
 # ---- NCCL releases ----------------------------------------------------------
 
 def verdict_lines(out):
-    return [l.strip() for l in out.splitlines() if l.strip().startswith("NCCL 2.")]
+    return [l.strip() for l in out.splitlines() if re.match(r"NCCL 2\.\d+\.\d+  ", l.strip())]
 
 
 @case("version")
@@ -530,26 +530,63 @@ def _():
 
 @case("other_tables")
 def _():
-    # sdk-testnet-tables exports RMA v13, GIN v11 and CollNet v8; it is read
-    # through ncclnet-check, which passes them on.
+    # sdk-testnet-tables exports RMA v13, GIN v11, CollNet v8 and an RMA v15
+    # newer than the SDK knows. Read through ncclnet-check, which passes on
+    # the tables NCCL looks up (v15 is not one of them).
     checker, tables = os.environ["NCCLNET_INFO_CHECK_PLUGIN"], os.environ["NCCLNET_INFO_TABLES_PLUGIN"]
     env = {"NCCLNET_CHECK_PLUGIN": tables}
     rc, out, _ = run("--plugin", checker, "--nccl", "2.30.7", env=env)
     expect(rc == 0, "exit %d" % rc, out)
-    expect_in("Other tables in this library (NCCL 2.30.7)", out)
-    expect(re.search(r"RMA +ncclRmaPlugin_v13\n", out) is not None, "RMA v13 taken", out)
-    expect(re.search(r"GIN +none\n", out) is not None, "2.30.7 looks for GIN v14/v13 only", out)
-    expect(re.search(r"CollNet +ncclCollNetPlugin_v8\n", out) is not None, "CollNet v8", out)
-    rc, out, _ = run("--plugin", checker, "--nccl", "2.28.9", env=env)
-    expect(re.search(r"GIN +ncclGinPlugin_v11\n", out) is not None, "2.28.9 takes GIN v11", out)
-    expect_in("no RMA plugin table before NCCL 2.30.3", out)
-    rc, doc = run_json("--plugin", checker, "--nccl", "2.30.7", env=env)
-    t = doc["plugin"]["otherTables"]
-    expect(t["nccl"] == "2.30.7" and t["RMA"]["symbol"] == "ncclRmaPlugin_v13" and t["GIN"]["symbol"] is None
-           and t["CollNet"]["symbol"] == "ncclCollNetPlugin_v8", "otherTables %s" % t)
-    # A plugin without such tables: none of the three.
+    expect_in("Other tables in this library (%s)" % checker, out)
+    expect(re.search(r"exported +ncclCollNetPlugin_v8, ncclGinPlugin_v11, ncclRmaPlugin_v13\n", out)
+           is not None, "exported through the checker", out)
+    expect(re.search(r"NCCL 2\.30\.7 RMA +ncclRmaPlugin_v13\n", out) is not None, "RMA v13 taken", out)
+    expect(re.search(r"NCCL 2\.30\.7 GIN +none\n", out) is not None, "2.30.7 looks for GIN v14/v13 only", out)
+    expect(re.search(r"NCCL 2\.30\.7 CollNet +ncclCollNetPlugin_v8\n", out) is not None, "CollNet v8", out)
+    expect(re.search(r"NCCL 2\.28\.9 (CollNet|GIN|RMA) ", out) is None, "--nccl: only that release", out)
+    # Without --nccl: every release line with GIN or RMA tables.
+    rc, out, _ = run("--plugin", checker, env=env)
+    expect(re.search(r"NCCL 2\.28\.9 GIN +ncclGinPlugin_v11\n", out) is not None, "2.28.9 takes GIN v11", out)
+    expect(re.search(r"NCCL 2\.28\.9 RMA +none\n +no RMA plugin table before NCCL 2\.30\.3", out)
+           is not None, "2.28.9 has no RMA", out)
+    expect(re.search(r"NCCL 2\.29\.7 GIN +ncclGinPlugin_v11\n", out) is not None, "2.29.7 GIN v11", out)
+    expect(re.search(r"NCCL 2\.30\.7 RMA +ncclRmaPlugin_v13\n", out) is not None, "2.30.7 RMA v13", out)
+    rc, doc = run_json("--plugin", checker, env=env)
+    t = {r["nccl"]: {x["family"]: x["symbol"] for x in r["tables"]} for r in doc["otherTables"]["releases"]}
+    expect(list(t) == ["2.28.9", "2.29.7", "2.30.7"], "releases %s" % list(t))
+    expect(t["2.28.9"] == {"CollNet": "ncclCollNetPlugin_v8", "GIN": "ncclGinPlugin_v11", "RMA": None}
+           and t["2.30.7"] == {"CollNet": "ncclCollNetPlugin_v8", "GIN": None, "RMA": "ncclRmaPlugin_v13"},
+           "otherTables %s" % t)
+    expect(doc["otherTables"]["library"] == checker and "otherTables" not in doc["plugin"],
+           "otherTables %s" % doc["otherTables"])
+
+    # The library itself, its init failing: NCCL selects none of its net
+    # tables. 2.28 takes GIN and every release CollNet only with the net
+    # table; 2.29.7+ still look for GIN and RMA in the net library it keeps.
+    env = {"NCCLNET_TESTNET_FAIL_INIT": "1"}
+    rc, out, _ = run("--plugin", tables, env=env)
+    expect(rc == 1, "exit %d, want 1 (nothing loadable)" % rc, out)
+    expect_in("Other tables in this library (%s)" % tables, out)
+    expect(re.search(r"ncclRmaPlugin_v15 \(newer than this\s+tool knows\), ncclRmaPlugin_v13\n", out)
+           is not None, "v15 listed as unknown", out)
+    expect(re.search(r"NCCL 2\.28\.9 GIN +none\n +not taken, because NCCL would not select this "
+                     r"library's net table \(init failed", out) is not None, "2.28.9 takes no GIN", out)
+    expect(re.search(r"NCCL 2\.28\.9 CollNet +none\n", out) is not None, "no CollNet", out)
+    expect(re.search(r"NCCL 2\.29\.7 GIN +ncclGinPlugin_v11\n", out) is not None, "2.29.7 GIN v11", out)
+    expect(re.search(r"NCCL 2\.30\.7 RMA +ncclRmaPlugin_v13\n +NCCL would not select", out) is not None,
+           "2.30.7 RMA v13 from the kept library", out)
+    rc, doc = run_json("--plugin", tables, env=env)
+    o = doc["otherTables"]
+    expect(doc["plugin"] is None and o["library"] == tables, "otherTables %s" % o)
+    expect({"family": "RMA", "version": 15, "symbol": "ncclRmaPlugin_v15", "layout": "newer"} in o["exported"],
+           "exported %s" % o["exported"])
+    t = {r["nccl"]: {x["family"]: x["symbol"] for x in r["tables"]} for r in o["releases"]}
+    expect(t["2.28.9"] == {"CollNet": None, "GIN": None, "RMA": None}
+           and t["2.30.7"] == {"CollNet": None, "GIN": None, "RMA": "ncclRmaPlugin_v13"}, "releases %s" % t)
+    # A plugin without such tables: none of the three, for each release.
     rc, out, _ = run("--plugin", lib("sdk-testnet"))
-    expect(len(re.findall(r"(CollNet|GIN|RMA) +none\n", out)) == 3, "three nones", out)
+    expect(len(re.findall(r"(CollNet|GIN|RMA) +none\n", out)) == 9, "nine nones", out)
+    expect_in("exported              none", out)
 
 
 def main():

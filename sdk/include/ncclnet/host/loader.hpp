@@ -165,6 +165,25 @@ class LoadedPlugin {
   std::unique_ptr<NetView> view_;
 };
 
+// A library opened as NCCL opens a plugin (dlopen RTLD_NOW | RTLD_LOCAL),
+// only to look its symbols up; closed again when this object goes.
+class OpenedLibrary {
+ public:
+  // `file` "" is the program itself. nullptr, with dlerror() in *error,
+  // when it does not open.
+  static std::unique_ptr<OpenedLibrary> open(const std::string& file, std::string* error);
+  ~OpenedLibrary();
+  OpenedLibrary(const OpenedLibrary&) = delete;
+  OpenedLibrary& operator=(const OpenedLibrary&) = delete;
+
+  // nullptr where the library has no such symbol.
+  void* symbol(const char* name) const;
+
+ private:
+  explicit OpenedLibrary(void* handle) : handle_(handle) {}
+  void* handle_;
+};
+
 class Loader {
  public:
   explicit Loader(LoaderOptions options);
