@@ -45,7 +45,8 @@ bool CollComm::validTarget(const char* fn, uint32_t rank) {
 }
 
 // The rank's own operations need no wire: NCCL 2.30.7 flushes the NIC to
-// GPU path with a put to itself (rma_proxy.cc ncclRmaProxyFlushNicGpuPath),
+// GPU path with a put to itself (rma_proxy_progress.cc
+// ncclRmaProxyFlushNicGpuPath, which then spins on test alone),
 // and a signal to itself must still add atomically with the engine's.
 ncclResult_t CollComm::putSelf(const Region* src, uint64_t srcOff, size_t size, const Region* dst,
                                uint64_t dstOff, const Region* signalRegion,

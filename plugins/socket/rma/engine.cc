@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <exception>
 
 namespace ncclnet::socket::rma {
 
@@ -166,6 +167,7 @@ void Engine::close(int timeoutMs) {
   }
   stop_.store(true);
   wake();
+  regions_.interruptWaits();
   thread_.join();
 }
 
@@ -181,6 +183,14 @@ void Engine::lost(int rank, const char* what) {
 }
 
 void Engine::run() {
+  try {
+    loop();
+  } catch (const std::exception& e) {  // bad_alloc: the comm fails, the process lives
+    error_.fail(log_, nullptr, Failure::kInternal, "RMA thread: %s", e.what());
+  }
+}
+
+void Engine::loop() {
   std::vector<pollfd> fds;
   std::vector<int> ranks;
   while (!stop_.load(std::memory_order_acquire)) {
@@ -312,7 +322,7 @@ bool Engine::onHeader(int rank, Peer& peer) {
   switch (f.op) {
     case Op::kPut: {
       if (f.size > 0 || f.region != kNoRegion) {
-        Access a = regions_.resolveRemote(f.region, f.offset, f.size, registrationWaitMs_);
+        Access a = regions_.resolveRemote(f.region, f.offset, f.size, registrationWaitMs_, stop_);
         peer.inDest = a.at;
         peer.inStatus = a.status;
       }
@@ -320,7 +330,7 @@ bool Engine::onHeader(int rank, Peer& peer) {
       break;
     }
     case Op::kGet: {
-      Access a = regions_.resolveRemote(f.region, f.offset, f.size, registrationWaitMs_);
+      Access a = regions_.resolveRemote(f.region, f.offset, f.size, registrationWaitMs_, stop_);
       Frame reply;
       reply.op = Op::kGetReply;
       reply.context = f.context;
@@ -399,7 +409,7 @@ bool Engine::onPayload(int rank, Peer& peer) {
   uint8_t status = peer.inStatus;
   if (status == kOk && f.signalRegion != kNoRegion) {
     Access a = regions_.resolveRemote(f.signalRegion, f.signalOffset, sizeof(uint64_t),
-                                      registrationWaitMs_);
+                                      registrationWaitMs_, stop_);
     if (a.status != kOk || reinterpret_cast<uintptr_t>(a.at) % alignof(uint64_t) != 0) {
       status = kBadSignal;
     } else {
@@ -415,7 +425,7 @@ bool Engine::onPayload(int rank, Peer& peer) {
     nack.offset = f.signalOffset;
     nack.size = sizeof(uint64_t);
   }
-  NCCLNET_WARN(log_, "rank %d: refused a %s of %lu bytes at offset %lu of registration %lu: %s",
+  NCCLNET_WARN(log_, "refused rank %d's %s of %lu bytes at offset %lu of registration %lu: %s",
                rank, opName(f.op), static_cast<unsigned long>(nack.size),
                static_cast<unsigned long>(nack.offset), static_cast<unsigned long>(nack.region),
                statusText(status));

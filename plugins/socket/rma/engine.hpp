@@ -55,9 +55,9 @@ class Engine {
   ncclResult_t postGet(int peer, Frame frame, uint8_t* dest, Request* done);
 
   // The gets a flush must wait for: the count issued so far to `peer`, or
-  // to every peer when `peer` is this rank (a flush on the local queue
-  // covers every get of the context: gin_host_proxy.cc posts the flush
-  // GFD to the rank itself). Empty when none is outstanding.
+  // to every peer when `peer` is this rank (NCCL's flush names a rank,
+  // gin_host_proxy.cc proxyGinProcessGfd; one naming itself is taken to
+  // mean every get of the context). Empty when none is outstanding.
   std::vector<uint64_t> getTargets(int peer) const;
   bool landed(const std::vector<uint64_t>& targets) const;
 
@@ -105,6 +105,7 @@ class Engine {
   };
 
   void run();
+  void loop();
   bool writeSome(int rank, Peer& peer);  // false: the peer's stream failed
   bool readSome(int rank, Peer& peer);
   bool onHeader(int rank, Peer& peer);   // a frame header has arrived

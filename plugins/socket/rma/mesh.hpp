@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // sdk-socket RMA: the full mesh of one collComm. NCCL's GIN/RMA connect is
 // collective and blocking, called once per connection with every rank's
-// handle (gin_host_proxy.cc, rma_proxy.cc: no retry loop, unlike the net
+// handle (gin_host_proxy.cc ncclGinProxyConnect, rma_proxy.cc: no retry loop, unlike the net
 // table's connect), so this builds the whole mesh in one call, bounded by
 // NCCLNET_SOCKET_CONNECT_TIMEOUT_MS. Rank r dials every rank below it and
 // accepts every rank above it: one TCP stream per pair. The rank itself

@@ -48,10 +48,18 @@ Access Regions::resolve(uint64_t id, uint64_t offset, uint64_t size) const {
   return resolveLocked(id, offset, size);
 }
 
-Access Regions::resolveRemote(uint64_t id, uint64_t offset, uint64_t size, int waitMs) const {
+Access Regions::resolveRemote(uint64_t id, uint64_t offset, uint64_t size, int waitMs,
+                              const std::atomic<bool>& cancel) const {
   std::shared_lock<std::shared_mutex> lock(mutex_);
-  added_.wait_for(lock, std::chrono::milliseconds(waitMs), [&] { return id < nextId_; });
+  added_.wait_for(lock, std::chrono::milliseconds(waitMs),
+                  [&] { return id < nextId_ || cancel.load(); });
   return resolveLocked(id, offset, size);
+}
+
+void Regions::interruptWaits() const {
+  // Under the lock: a waiter between its check and its sleep would miss it.
+  std::unique_lock<std::shared_mutex> lock(mutex_);
+  added_.notify_all();
 }
 
 Access Regions::resolveLocked(uint64_t id, uint64_t offset, uint64_t size) const {

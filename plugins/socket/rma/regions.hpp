@@ -8,6 +8,7 @@
 // target checks every access against them.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -44,8 +45,11 @@ class Regions {
   // resolve() for a peer's frame: a peer may finish its regMrSym and put to
   // the region before this rank's regMrSym of it returns (nothing in the
   // collective makes the ranks wait for each other), so an id not yet
-  // given out here is waited for, up to `waitMs`.
-  Access resolveRemote(uint64_t id, uint64_t offset, uint64_t size, int waitMs) const;
+  // given out here is waited for, up to `waitMs` or until `cancel` is set
+  // and interruptWaits() called (closeColl must not wait that long).
+  Access resolveRemote(uint64_t id, uint64_t offset, uint64_t size, int waitMs,
+                       const std::atomic<bool>& cancel) const;
+  void interruptWaits() const;
 
  private:
   Access resolveLocked(uint64_t id, uint64_t offset, uint64_t size) const;
