@@ -4,6 +4,9 @@
 // NCCL's proxy contract (docs/gin-rma.md) that NCCL breaks without.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -409,6 +412,55 @@ int peerDeath(RankEnv& env) {
 
 TEST(SocketRma, PeerDeathFailsRequestsWithinBound) {
   EXPECT_TRUE(runRanks({.nranks = 2}, peerDeath));
+}
+
+// closeColl never waits for a peer's progress beyond its bound: rank 1 is
+// stopped (SIGSTOP) with megabytes queued towards it, and rank 0's
+// closeColl still returns within 2 s (aws-ofi-nccl PRs #1275/#1281).
+int closeBounded(RankEnv& env) {
+  Mesh m;
+  RANK_OK(env, m.open(env));
+  const size_t kBig = 4 << 20;
+  std::vector<uint8_t> buf(kBig);
+  uint64_t pid = 0, word = 0;
+  void* bufMh = m.reg(buf.data(), buf.size());
+  void* pidMh = m.reg(&pid, sizeof(pid));
+  void* sigMh = m.reg(&word, sizeof(word));
+  RANK_CHECK(env, bufMh && pidMh && sigMh);
+  if (env.rank == 1) {
+    pid = static_cast<uint64_t>(::getpid());
+    void* req = nullptr;  // rank 0 learns whom to wake
+    RANK_OK(env, m.rma->iputSignal(m.ctx, 0, 0, pidMh, sizeof(pid), 0, pidMh, 0, 0, sigMh, 1,
+                                   NCCL_GIN_SIGNAL_OP_INC, true, &req));
+    RANK_OK(env, m.wait(req));
+    ::raise(SIGSTOP);  // every thread stops: nothing drains rank 0's stream
+    RANK_CHECK(env, env.barrier());
+  } else {
+    RANK_CHECK(env, waitWord(&word, 1));
+    std::vector<void*> reqs(8);
+    for (void*& req : reqs) {
+      RANK_OK(env, m.rma->iput(m.ctx, 0, 0, bufMh, kBig, 0, bufMh, 1, &req));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    int done = 0;
+    RANK_OK(env, m.rma->test(m.comm, reqs.back(), &done));
+    RANK_CHECK(env, done == 0);  // 32 MiB cannot all sit in socket buffers
+    auto start = std::chrono::steady_clock::now();
+    RANK_OK(env, m.close());
+    double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ::kill(static_cast<pid_t>(pid), SIGCONT);
+    RANK_CHECK(env, took < 2);
+    RANK_CHECK(env, env.barrier());
+    return 0;
+  }
+  // Rank 1, woken: its comm may have seen the stream end mid-frame.
+  for (void* mh : {bufMh, pidMh, sigMh}) RANK_OK(env, m.rma->deregMrSym(m.comm, mh));
+  RANK_OK(env, m.close());
+  return 0;
+}
+
+TEST(SocketRma, CloseDoesNotWaitForAStoppedPeer) {
+  EXPECT_TRUE(runRanks({.nranks = 2}, closeBounded));
 }
 
 // Two comms driven by two threads at once (NCCL's GIN and RMA progress
