@@ -108,13 +108,18 @@ int putCorrectness(RankEnv& env) {
   std::vector<uint8_t> dst(kSlot * env.nranks, 0xee);
   uint64_t word = 0;
   void* srcMh = m.reg(src.data(), src.size());
-  void* dstMh = m.reg(dst.data(), dst.size());
   void* sigMh = m.reg(&word, sizeof(word));
-  RANK_CHECK(env, srcMh && dstMh && sigMh);
+  RANK_CHECK(env, srcMh && sigMh);
   const size_t sizes[] = {0, 1, 2, 3, 5, 7, 8, 4096, kMax};
   uint64_t round = 0;
   for (size_t size : sizes) {
     round++;
+    // A registration per round: peers may put before this rank has
+    // registered it (the target waits for it), and its deregistration
+    // orders this round's reads before the next round's writes for
+    // ThreadSanitizer, which cannot see the barrier between processes.
+    void* dstMh = m.reg(dst.data(), dst.size());
+    RANK_CHECK(env, dstMh != nullptr);
     std::vector<void*> reqs;
     for (int t = 0; t < env.nranks; t++) {
       const uint64_t srcOff = 3;  // unaligned on both ends
@@ -137,11 +142,11 @@ int putCorrectness(RankEnv& env) {
       for (size_t i = 0; i <= kGuard; i++) RANK_CHECK(env, slot[i] == 0xee);
       RANK_CHECK(env, slot[kGuard + 1 + size] == 0xee);
     }
+    RANK_OK(env, m.rma->deregMrSym(m.comm, dstMh));
     RANK_CHECK(env, env.barrier());
   }
   RANK_CHECK(env, word == round * env.nranks);
   RANK_OK(env, m.rma->deregMrSym(m.comm, srcMh));
-  RANK_OK(env, m.rma->deregMrSym(m.comm, dstMh));
   RANK_OK(env, m.rma->deregMrSym(m.comm, sigMh));
   RANK_CHECK(env, env.barrier());
   RANK_OK(env, m.close());
@@ -213,16 +218,19 @@ int orderedSignal(RankEnv& env) {
   std::vector<uint8_t> src(kBig), dst(kBig);
   uint64_t small = 0, word = 0, tag = 0;
   void* srcMh = m.reg(src.data(), src.size());
-  void* dstMh = m.reg(dst.data(), dst.size());
   void* smallMh = m.reg(&small, sizeof(small));
-  void* tagMh = m.reg(&tag, sizeof(tag));
   void* sigMh = m.reg(&word, sizeof(word));
-  RANK_CHECK(env, srcMh && dstMh && smallMh && tagMh && sigMh);
+  RANK_CHECK(env, srcMh && smallMh && sigMh);
   const int to = (env.rank + 1) % env.nranks;
   const int from = (env.rank + env.nranks - 1) % env.nranks;
   const int kRounds = 4;
   for (int round = 1; round <= kRounds; round++) {
     int context = round % 2;
+    // Registered per round, as in putCorrectness: the deregistration
+    // orders this round's reads before the next round's writes.
+    void* dstMh = m.reg(dst.data(), dst.size());
+    void* tagMh = m.reg(&tag, sizeof(tag));
+    RANK_CHECK(env, dstMh && tagMh);
     fillPattern(src.data(), kBig, seedOf(env.rank, round, kBig));
     small = round;
     void* big = nullptr;
@@ -238,10 +246,11 @@ int orderedSignal(RankEnv& env) {
     RANK_CHECK(env, bad.empty());
     RANK_OK(env, m.wait(big));
     RANK_OK(env, m.wait(sig));
+    RANK_OK(env, m.rma->deregMrSym(m.comm, dstMh));
+    RANK_OK(env, m.rma->deregMrSym(m.comm, tagMh));
     RANK_CHECK(env, env.barrier());
   }
-  for (void* mh : {srcMh, dstMh, smallMh, tagMh, sigMh})
-    RANK_OK(env, m.rma->deregMrSym(m.comm, mh));
+  for (void* mh : {srcMh, smallMh, sigMh}) RANK_OK(env, m.rma->deregMrSym(m.comm, mh));
   RANK_CHECK(env, env.barrier());
   RANK_OK(env, m.close());
   return 0;
@@ -317,17 +326,20 @@ int boundsPerRank(RankEnv& env) {
   void* dstMh = m.reg(dst.data(), sizeOf(env.rank));  // the 64 bytes after: outside
   void* sigMh = m.reg(&word, sizeof(word));
   RANK_CHECK(env, srcMh && dstMh && sigMh);
-  // The last 16 bytes of every target's own size: in bounds everywhere.
+  // 16 bytes per sender at the end of every target's own size (rank 0's
+  // the very last): in bounds everywhere.
   std::vector<void*> reqs;
   for (int t = 0; t < env.nranks; t++) {
     void* req = nullptr;
-    RANK_OK(env, m.rma->iputSignal(m.ctx, 0, 0, srcMh, 16, sizeOf(t) - 16, dstMh, t, 0, sigMh, 1,
-                                   NCCL_GIN_SIGNAL_OP_INC, true, &req));
+    RANK_OK(env, m.rma->iputSignal(m.ctx, 0, 0, srcMh, 16, sizeOf(t) - 16 * (env.rank + 1), dstMh,
+                                   t, 0, sigMh, 1, NCCL_GIN_SIGNAL_OP_INC, true, &req));
     reqs.push_back(req);
   }
   RANK_OK(env, m.waitAll(reqs));
   RANK_CHECK(env, waitWord(&word, env.nranks));
-  for (size_t i = sizeOf(env.rank) - 16; i < sizeOf(env.rank); i++) RANK_CHECK(env, dst[i] == 0x5a);
+  for (size_t i = sizeOf(env.rank) - 16 * env.nranks; i < sizeOf(env.rank); i++) {
+    RANK_CHECK(env, dst[i] == 0x5a);
+  }
   size_t mark = ::ncclnet::testing::logMark();  // before a peer can act
   RANK_CHECK(env, env.barrier());
   if (env.rank == 0) {
