@@ -4,6 +4,7 @@
 // NCCL's proxy contract (docs/gin-rma.md) that NCCL breaks without.
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "ncclnet/abi/net.h"
 #include "ncclnet/testing/byte_pattern.hpp"
 #include "ncclnet/testing/deadline.hpp"
 #include "ncclnet/testing/log_lines.hpp"
@@ -550,6 +552,64 @@ int twoThreads(RankEnv& env) {
 
 TEST(SocketRma, TwoCommsFromTwoThreadsWithRegistrationBeside) {
   EXPECT_TRUE(runRanks({.nranks = 2, .ncomms = 2}, twoThreads));
+}
+
+// One rank alone: the RMA table's devices are the net table's, in the same
+// order with the same properties (NCCL 2.28 hands GIN the net device
+// indices), and a mesh of one carries puts, signals and gets to itself.
+int aloneWithTheNetTable(RankEnv& env) {
+  const auto* net = static_cast<const ncclNet_v12_t*>(::dlsym(env.library, "ncclNetPlugin_v12"));
+  RANK_CHECK(env, net != nullptr);
+  void* netCtx = nullptr;
+  RANK_OK(env, net->init(&netCtx, 0x5eed, nullptr, ::ncclnet::testing::testLogger, nullptr));
+  int netDevs = 0, rmaDevs = 0;
+  RANK_OK(env, net->devices(&netDevs));
+  RANK_OK(env, env.rma->devices(&rmaDevs));
+  RANK_CHECK(env, netDevs == rmaDevs);
+  for (int d = 0; d < netDevs; d++) {
+    ncclNetProperties_v12_t a{}, b{};
+    RANK_OK(env, net->getProperties(d, &a));
+    RANK_OK(env, env.rma->getProperties(d, &b));
+    RANK_CHECK(env, std::string(a.name) == b.name);
+    RANK_CHECK(env, a.speed == b.speed && a.guid == b.guid);
+    RANK_CHECK(env, (a.pciPath == nullptr) == (b.pciPath == nullptr));
+    RANK_CHECK(env, b.netDeviceType == NCCL_NET_DEVICE_GIN_PROXY);
+    RANK_CHECK(env, b.ptrSupport == NCCL_PTR_HOST);
+  }
+  RANK_OK(env, net->finalize(netCtx));
+  Mesh m;
+  RANK_OK(env, m.open(env));
+  std::vector<uint8_t> src(100), dst(100, 0);
+  uint64_t word = 0;
+  fillPattern(src.data(), src.size(), 5);
+  void* srcMh = m.reg(src.data(), src.size());
+  void* dstMh = m.reg(dst.data(), dst.size());
+  void* sigMh = m.reg(&word, sizeof(word));
+  RANK_CHECK(env, srcMh && dstMh && sigMh);
+  void* req = nullptr;
+  RANK_OK(env, m.rma->iputSignal(m.ctx, 0, 0, srcMh, 50, 0, dstMh, 0, 0, sigMh, 1,
+                                 NCCL_GIN_SIGNAL_OP_INC, true, &req));
+  RANK_OK(env, m.wait(req));
+  RANK_CHECK(env, word == 1);  // the rank's own puts land before test says done
+  RANK_OK(env, m.rma->iget(m.ctx, 0, 0, srcMh, 50, 50, dstMh, 0, &req));
+  RANK_OK(env, m.wait(req));
+  void* flush = &req;
+  RANK_OK(env, m.rma->iflush(m.ctx, 0, dstMh, 0, &flush));
+  RANK_CHECK(env, flush == nullptr);
+  RANK_CHECK(env, checkPattern(dst.data(), 50, 5).empty());
+  RANK_CHECK(env, checkPattern(dst.data() + 50, 50, 5).empty());
+  // A request test() already reported done is gone: testing it again is an
+  // error, not a crash.
+  int done = 0;
+  RANK_CHECK(env, m.rma->test(m.comm, req, &done) == ncclInvalidArgument);
+  for (void* mh : {srcMh, dstMh, sigMh}) RANK_OK(env, m.rma->deregMrSym(m.comm, mh));
+  RANK_CHECK(env, m.rma->deregMrSym(m.comm, srcMh) == ncclInvalidArgument);
+  RANK_OK(env, m.close());
+  return 0;
+}
+
+TEST(SocketRma, AloneDevicesAreTheNetTablesAndSelfOpsWork) {
+  EXPECT_TRUE(runRanks({.nranks = 1}, aloneWithTheNetTable));
 }
 
 // NCCL 2.28 drives ncclGinPlugin_v11: no contexts, a ginHandle per
