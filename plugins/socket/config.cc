@@ -252,4 +252,8 @@ ncclResult_t Config::read(ParamTable& params, int cores, Config* out) {
   return ncclSuccess;
 }
 
+std::vector<Interface> findDevices(const Config& config, const Logger& log) {
+  return findInterfaces(config.ifname, config.family, Loopback::OnlyWhenNamed, log);
+}
+
 }  // namespace ncclnet::socket

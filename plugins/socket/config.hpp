@@ -5,7 +5,9 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "ncclnet/interfaces.hpp"
 #include "ncclnet/params.hpp"
 #include "timeline.hpp"
 
@@ -63,6 +65,12 @@ struct Config {
   // list them, and resolves the automatic values for `cores` online CPUs.
   static ncclResult_t read(ParamTable& params, int cores, Config* out);
 };
+
+// The devices of every table of this library (net and RMA/GIN alike, in
+// the same order: NCCL 2.28 hands GIN the net plugin's device indices,
+// plugin/net.cc): the interfaces NCCL_SOCKET_IFNAME and NCCL_SOCKET_FAMILY
+// keep, loopback only when named.
+std::vector<Interface> findDevices(const Config& config, const Logger& log);
 
 // The automatic helper-thread and socket counts for `cores` CPUs, before the
 // caps. Exposed for tests and for the documentation's table.

@@ -58,8 +58,7 @@ class SocketNet {
         net->driver_.reset();
       }
     }
-    net->interfaces_ = findInterfaces(net->config_.ifname, net->config_.family,
-                                      Loopback::OnlyWhenNamed, net->log_);
+    net->interfaces_ = findDevices(net->config_, net->log_);
     if (net->interfaces_.empty()) return ncclSystemError;  // NCCL then falls back
     for (size_t i = 0; i < net->interfaces_.size(); i++) {
       const Interface& itf = net->interfaces_[i];

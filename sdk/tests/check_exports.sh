@@ -12,6 +12,11 @@ forwarded=${2:-}
 abi="$(dirname "$0")/../include/ncclnet/abi"
 bound() { awk -v name="$2" '$2 == name {print $3}' "$abi/$1"; }
 versions() { printf "$1%s\n" $(seq "$2" "$3"); }
+# The N of every X(arg, N) in a FOR_EACH macro's definition.
+listed() {
+  awk -v name="$2" '$1 == "#define" && index($2, name "(") == 1' "$abi/$1" |
+    grep -o 'X(arg, [0-9]*)' | tr -dc '0-9\n'
+}
 oldest=$(bound net.h NCCLNET_ABI_OLDEST)
 newest=$(bound net.h NCCLNET_ABI_NEWEST)
 expected=$(versions ncclNetPlugin_v "$oldest" "$newest")
@@ -24,7 +29,17 @@ case "$forwarded" in
       "$(bound rma.h NCCLNET_RMA_ABI_NEWEST)")
     expected+=$'\n'$(versions ncclCollNetPlugin_v "$oldest" "$newest")
     ;;
-  *) echo "usage: $0 LIBRARY [--forwarded-tables]" >&2; exit 2 ;;
+  --rma-tables)
+    expected+=$'\n'$(versions ncclRmaPlugin_v "$(bound rma.h NCCLNET_RMA_ABI_OLDEST)" \
+      "$(bound rma.h NCCLNET_RMA_ABI_NEWEST)")
+    gin=$(listed gin.h NCCLNET_GIN_PROXY_FOR_EACH_VERSION)
+    if [ -z "$gin" ]; then
+      echo "FAIL: no NCCLNET_GIN_PROXY_FOR_EACH_VERSION versions in $abi/gin.h" >&2
+      exit 2
+    fi
+    expected+=$'\n'$(printf "ncclGinPlugin_v%s\n" $gin)
+    ;;
+  *) echo "usage: $0 LIBRARY [--forwarded-tables | --rma-tables]" >&2; exit 2 ;;
 esac
 expected=$(sort <<<"$expected")
 actual=$(nm -D --defined-only "$lib" | awk '{print $3}' | sort)
