@@ -7,6 +7,8 @@
 // The library's net table is conf-tcp's, so the suite can load it.
 #include <dlfcn.h>
 
+#include <chrono>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -50,6 +52,7 @@ struct Request {
   void* inner = nullptr;
   bool doneAtOnce = false;  // GetLandsNothing, DoneBeforeCopy
   bool held = false;        // posted to the inner table later
+  double releaseAt = 0;     // when a held put is posted (0: not yet known)
   void* rmaCtx = nullptr;
   int context = 0;
   uint64_t srcOff = 0, dstOff = 0;
@@ -110,12 +113,31 @@ ncclResult_t postHeld(Request* r) {
                    r->rank, &r->inner);
 }
 
-// Posts what was held back (SignalBeforePut: after the signal just posted;
-// DoneBeforeCopy: at the next data call, its source since reused).
-ncclResult_t releaseHeld() {
-  std::vector<Request*> held;
-  held.swap(state.held);
-  for (Request* r : held) {
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// A signal was posted: the puts held back go out after it, DoneBeforeCopy's
+// at once (their sources are reused by now), SignalBeforePut's half a
+// second later, so the receiver sees the signal long before the payload.
+void scheduleHeld() {
+  double delay = state.defect == Defect::SignalBeforePut ? 0.5 : 0;
+  for (Request* r : state.held) {
+    if (r->releaseAt == 0) r->releaseAt = now() + delay;
+  }
+}
+
+// Posts the held puts whose time has come.
+ncclResult_t releaseDue() {
+  double t = now();
+  for (size_t i = 0; i < state.held.size();) {
+    Request* r = state.held[i];
+    if (r->releaseAt == 0 || r->releaseAt > t) {
+      i++;
+      continue;
+    }
+    state.held[i] = state.held.back();
+    state.held.pop_back();
     ncclResult_t res = postHeld(r);
     if (res != ncclSuccess) return res;
     if (r->doneAtOnce) {
@@ -209,8 +231,15 @@ ncclResult_t iput(void* rmaCtx, int context, uint64_t srcOff, void* srcMh, size_
                   uint64_t dstOff, void* dstMh, uint32_t rank, void** request) {
   std::lock_guard<std::mutex> lock(state.mutex);
   if (state.defect == Defect::ShiftsSmallPuts && size >= 1 && size <= 8) dstOff += 1;
-  auto* r =
-      new Request{nullptr, false, false, rmaCtx, context, srcOff, dstOff, srcMh, dstMh, size, rank};
+  auto* r = new Request{};
+  r->rmaCtx = rmaCtx;
+  r->context = context;
+  r->srcOff = srcOff;
+  r->dstOff = dstOff;
+  r->srcMh = srcMh;
+  r->dstMh = dstMh;
+  r->size = size;
+  r->rank = rank;
   bool hold = (state.defect == Defect::SignalBeforePut && size >= 65536) ||
               state.defect == Defect::DoneBeforeCopy;
   if (hold) {
@@ -246,7 +275,8 @@ ncclResult_t iputSignal(void* rmaCtx, int context, uint64_t srcOff, void* srcMh,
     delete r;
     return res;
   }
-  if (ncclResult_t held = releaseHeld(); held != ncclSuccess) return held;
+  scheduleHeld();
+  if (ncclResult_t held = releaseDue(); held != ncclSuccess) return held;
   return handOut(r, request);
 }
 
@@ -284,6 +314,13 @@ ncclResult_t test(void* collComm, void* request, int* done) {
   std::lock_guard<std::mutex> lock(state.mutex);
   auto* r = static_cast<Request*>(request);
   *done = 0;
+  if (r->doneAtOnce) {
+    *done = 1;
+    state.outstanding--;
+    if (!r->held) delete r;  // a held one is deleted once posted
+    return ncclSuccess;
+  }
+  if (ncclResult_t held = releaseDue(); held != ncclSuccess) return held;
   // Inner requests nobody waits for any more still need their tests.
   for (size_t i = 0; i < state.orphans.size();) {
     int orphanDone = 0;
@@ -296,13 +333,7 @@ ncclResult_t test(void* collComm, void* request, int* done) {
       i++;
     }
   }
-  if (r->doneAtOnce) {
-    *done = 1;
-    state.outstanding--;
-    if (!r->held) delete r;  // a held one is deleted once posted
-    return ncclSuccess;
-  }
-  if (r->held) return ncclSuccess;  // waits for the signal that releases it
+  if (r->held) return ncclSuccess;  // waits until the signal after it has gone out
   ncclResult_t res = in().test(collComm, r->inner, done);
   if (res == ncclSuccess && *done) {
     state.outstanding--;
