@@ -77,6 +77,12 @@ bool Driver::load(std::string* why) {
   bind(handle_, &streamCreate, "cuStreamCreate", &missing);
   bind(handle_, &streamDestroy, "cuStreamDestroy_v2", &missing);
   bind(handle_, &streamSynchronize, "cuStreamSynchronize", &missing);
+  bind(handle_, &streamQuery, "cuStreamQuery", &missing);
+  bind(handle_, &memcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", &missing);
+  bind(handle_, &moduleLoadData, "cuModuleLoadData", &missing);
+  bind(handle_, &moduleUnload, "cuModuleUnload", &missing);
+  bind(handle_, &moduleGetFunction, "cuModuleGetFunction", &missing);
+  bind(handle_, &launchKernel, "cuLaunchKernel", &missing);
   bind(handle_, &pointerGetAttribute, "cuPointerGetAttribute", &missing);
   bind(handle_, &memHostRegister, "cuMemHostRegister_v2", &missing);
   bind(handle_, &memHostUnregister, "cuMemHostUnregister", &missing);

@@ -11,6 +11,8 @@ namespace cu = ncclnet::cuda;
 
 static_assert(std::is_same<cu::Context, CUcontext>::value, "CUcontext");
 static_assert(std::is_same<cu::Stream, CUstream>::value, "CUstream");
+static_assert(std::is_same<cu::Module, CUmodule>::value, "CUmodule");
+static_assert(std::is_same<cu::Function, CUfunction>::value, "CUfunction");
 static_assert(std::is_same<cu::DevicePtr, CUdeviceptr>::value, "CUdeviceptr");
 static_assert(std::is_same<cu::Device, CUdevice>::value, "CUdevice");
 static_assert(sizeof(cu::Result) == sizeof(CUresult), "CUresult");
@@ -19,6 +21,7 @@ static_assert(cu::kErrorInvalidValue == CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_IN
 static_assert(cu::kErrorNotInitialized == CUDA_ERROR_NOT_INITIALIZED, "NOT_INITIALIZED");
 static_assert(cu::kErrorNoDevice == CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE");
 static_assert(cu::kErrorNotSupported == CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED");
+static_assert(cu::kErrorNotReady == CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY");
 static_assert(cu::kPointerAttributeContext == CU_POINTER_ATTRIBUTE_CONTEXT, "CONTEXT");
 static_assert(cu::kPointerAttributeMemoryType == CU_POINTER_ATTRIBUTE_MEMORY_TYPE, "MEMORY_TYPE");
 static_assert(cu::kPointerAttributeDevicePointer == CU_POINTER_ATTRIBUTE_DEVICE_POINTER,

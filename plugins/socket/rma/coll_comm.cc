@@ -13,8 +13,8 @@ CollComm::~CollComm() {
 }
 
 ncclResult_t CollComm::start(std::vector<Fd> peers, int registrationWaitMs) {
-  engine_ =
-      std::make_unique<Engine>(std::move(peers), rank_, regions_, registrationWaitMs, error_, log_);
+  engine_ = std::make_unique<Engine>(std::move(peers), rank_, regions_, link_, registrationWaitMs,
+                                     error_, log_);
   return engine_->start();
 }
 
@@ -58,7 +58,11 @@ ncclResult_t CollComm::putSelf(const Region* src, uint64_t srcOff, size_t size, 
                    static_cast<unsigned long>(dstOff), statusText(to.status));
       return ncclInvalidUsage;
     }
-    if (size > 0) std::memmove(to.at, src->base + srcOff, size);
+    std::string why;
+    if (size > 0 && !link_.copy(to.at, to.type, src->base + srcOff, src->type, size, &why)) {
+      return error_.fail(log_, nullptr, Failure::kSystemCall, "iput to the rank itself: %s",
+                         why.c_str());
+    }
   }
   if (signal != nullptr) {
     Access word = regions_.resolve(signalRegion->id, signal->offset, sizeof(uint64_t));
@@ -67,7 +71,11 @@ ncclResult_t CollComm::putSelf(const Region* src, uint64_t srcOff, size_t size, 
                    static_cast<unsigned long>(signal->offset), statusText(kBadSignal));
       return ncclInvalidUsage;
     }
-    __atomic_fetch_add(reinterpret_cast<uint64_t*>(word.at), signal->value, __ATOMIC_SEQ_CST);
+    std::string why;
+    if (!link_.add(word.at, word.type, signal->value, &why)) {
+      return error_.fail(log_, nullptr, Failure::kSystemCall, "iputSignal to the rank itself: %s",
+                         why.c_str());
+    }
   }
   return ncclSuccess;
 }
@@ -117,8 +125,23 @@ ncclResult_t CollComm::put(int context, uint64_t srcOff, void* srcMhandle, size_
     frame.signalOffset = signal->offset;
     frame.signalValue = signal->value;
   }
-  ncclResult_t res = engine_->post(static_cast<int>(rank), frame,
-                                   src != nullptr ? src->base + srcOff : nullptr, size, req);
+  const uint8_t* payload = src != nullptr ? src->base + srcOff : nullptr;
+  Engine::Staged staged;
+  if (size > 0 && src->type == NCCL_PTR_CUDA) {
+    // GPU memory is read now, so the request completes as host memory's
+    // does: once the copy is on its way.
+    auto copy = std::make_shared<std::vector<uint8_t>>(size);
+    std::string why;
+    if (!link_.toHost(copy->data(), payload, size, &why)) {
+      requests_.free(req);
+      return error_.fail(log_, nullptr, Failure::kSystemCall, "%s: cannot read GPU memory: %s", fn,
+                         why.c_str());
+    }
+    payload = copy->data();
+    staged = std::move(copy);
+  }
+  ncclResult_t res =
+      engine_->post(static_cast<int>(rank), frame, payload, size, req, std::move(staged));
   if (res != ncclSuccess) {
     requests_.free(req);
     return res;
@@ -144,7 +167,13 @@ ncclResult_t CollComm::get(int context, uint64_t remoteOff, void* remoteMhandle,
       requests_.free(req);
       return ncclInvalidUsage;
     }
-    if (size > 0) std::memmove(local->base + localOff, from.at, size);
+    std::string why;
+    if (size > 0 &&
+        !link_.copy(local->base + localOff, local->type, from.at, from.type, size, &why)) {
+      requests_.free(req);
+      return error_.fail(log_, nullptr, Failure::kSystemCall, "iget from the rank itself: %s",
+                         why.c_str());
+    }
     req->complete();
     *request = req;
     return ncclSuccess;
@@ -155,7 +184,8 @@ ncclResult_t CollComm::get(int context, uint64_t remoteOff, void* remoteMhandle,
   frame.region = remote->id;
   frame.offset = remoteOff;
   frame.size = size;
-  ncclResult_t res = engine_->postGet(static_cast<int>(rank), frame, local->base + localOff, req);
+  ncclResult_t res = engine_->postGet(static_cast<int>(rank), frame, local->base + localOff,
+                                      local->type == NCCL_PTR_CUDA, req);
   if (res != ncclSuccess) {
     requests_.free(req);
     return res;
@@ -167,8 +197,9 @@ ncclResult_t CollComm::get(int context, uint64_t remoteOff, void* remoteMhandle,
 ncclResult_t CollComm::flush(uint32_t rank, void** request) {
   if (!error_.ok()) return error_.code();
   if (!validTarget("iflush", rank)) return ncclInvalidArgument;
-  // Host memory: a get whose bytes have arrived is visible to everyone, so
-  // a flush only waits for the gets still on the wire.
+  // A get completes only once its bytes are in place (GPU memory: once
+  // their copy finished), so a flush only waits for the gets still on the
+  // wire.
   std::vector<uint64_t> targets = engine_->getTargets(static_cast<int>(rank));
   if (targets.empty()) {
     *request = nullptr;  // nothing to wait for

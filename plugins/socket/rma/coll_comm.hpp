@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "device_link.hpp"
 #include "engine.hpp"
 #include "ncclnet/log.hpp"
 #include "ncclnet/rma_types.hpp"
@@ -27,6 +28,7 @@ class CollComm {
   ncclResult_t start(std::vector<Fd> peers, int registrationWaitMs);
 
   Regions& regions() { return regions_; }
+  DeviceLink& deviceLink() { return link_; }
   const Logger& log() const { return log_; }
   bool failed() const { return !error_.ok(); }
 
@@ -54,6 +56,7 @@ class CollComm {
   Logger log_;
   StickyError error_;
   Regions regions_;
+  DeviceLink link_;  // outlives the engine, which copies through it
   RequestSet requests_;
   std::unique_ptr<Engine> engine_;  // last: stopped before the rest goes
 };

@@ -10,11 +10,15 @@
 #include <cstring>
 #include <exception>
 
+#include "ncclnet/abi/common.h"
+
 namespace ncclnet::socket::rma {
 
 namespace {
 
 constexpr size_t kScratchBytes = 64 << 10;
+// A payload for GPU memory goes to the GPU in pieces of at most this.
+constexpr size_t kStageBytes = 1 << 20;
 // The thread looks at the stop flag at least this often.
 constexpr int kPollMs = 100;
 
@@ -31,10 +35,11 @@ const char* opName(Op op) {
 
 }  // namespace
 
-Engine::Engine(std::vector<Fd> peers, int rank, const Regions& regions, int registrationWaitMs,
-               StickyError& error, const Logger& log)
+Engine::Engine(std::vector<Fd> peers, int rank, const Regions& regions, DeviceLink& link,
+               int registrationWaitMs, StickyError& error, const Logger& log)
     : rank_(rank),
       regions_(regions),
+      link_(link),
       registrationWaitMs_(registrationWaitMs),
       error_(error),
       log_(log),
@@ -77,7 +82,7 @@ void Engine::queue(int rank, Peer& peer, Outgoing out) {
 }
 
 ncclResult_t Engine::post(int rank, const Frame& frame, const uint8_t* payload, size_t size,
-                          Request* done) {
+                          Request* done, Staged staged) {
   if (!error_.ok()) return error_.code();
   Peer& peer = *peers_[rank];
   if (peer.gone.load(std::memory_order_acquire)) {
@@ -89,6 +94,7 @@ ncclResult_t Engine::post(int rank, const Frame& frame, const uint8_t* payload, 
   out.payload = payload;
   out.size = size;
   out.done = done;
+  out.staged = std::move(staged);
   {
     std::lock_guard<std::mutex> lock(peer.mutex);
     queue(rank, peer, out);
@@ -97,7 +103,7 @@ ncclResult_t Engine::post(int rank, const Frame& frame, const uint8_t* payload, 
   return ncclSuccess;
 }
 
-ncclResult_t Engine::postGet(int rank, Frame frame, uint8_t* dest, Request* done) {
+ncclResult_t Engine::postGet(int rank, Frame frame, uint8_t* dest, bool deviceDest, Request* done) {
   if (!error_.ok()) return error_.code();
   Peer& peer = *peers_[rank];
   if (peer.gone.load(std::memory_order_acquire)) {
@@ -109,7 +115,7 @@ ncclResult_t Engine::postGet(int rank, Frame frame, uint8_t* dest, Request* done
     // taken together: the replies come back in queue order.
     std::lock_guard<std::mutex> lock(peer.mutex);
     frame.tag = peer.nextTag++;
-    peer.gets.push_back(PendingGet{frame.tag, dest, frame.size, done});
+    peer.gets.push_back(PendingGet{frame.tag, dest, deviceDest, frame.size, done});
     peer.getsIssued.fetch_add(1, std::memory_order_release);
     Outgoing out;
     encodeFrame(frame, out.header);
@@ -281,6 +287,10 @@ bool Engine::readSome(int rank, Peer& peer) {
     Io io;
     if (!peer.inPayload) {
       io = recvSome(peer.fd.get(), peer.inHeader + peer.inGot, kFrameBytes - peer.inGot, &moved);
+    } else if (peer.inDevice) {
+      size_t room = peer.stage.size() - peer.staged;
+      io = recvSome(peer.fd.get(), peer.stage.data() + peer.staged,
+                    std::min<uint64_t>(peer.inLeft, room), &moved);
     } else {
       uint8_t* to = peer.inDest != nullptr ? peer.inDest : scratch_.data();
       size_t want =
@@ -303,7 +313,13 @@ bool Engine::readSome(int rank, Peer& peer) {
       if (!onHeader(rank, peer)) return false;
     } else {
       peer.inLeft -= moved;
-      if (peer.inDest != nullptr) peer.inDest += moved;
+      if (peer.inDevice) {
+        peer.staged += moved;
+        bool full = peer.staged == peer.stage.size() || peer.inLeft == 0;
+        if (full && !flushStage(peer)) return false;
+      } else if (peer.inDest != nullptr) {
+        peer.inDest += moved;
+      }
       if (peer.inLeft == 0 && !onPayload(rank, peer)) return false;
     }
   }
@@ -318,6 +334,7 @@ bool Engine::onHeader(int rank, Peer& peer) {
   }
   peer.inDest = nullptr;
   peer.inLeft = 0;
+  peer.inDevice = false;
   peer.inStatus = kOk;
   switch (f.op) {
     case Op::kPut: {
@@ -325,6 +342,7 @@ bool Engine::onHeader(int rank, Peer& peer) {
         Access a = regions_.resolveRemote(f.region, f.offset, f.size, registrationWaitMs_, stop_);
         peer.inDest = a.at;
         peer.inStatus = a.status;
+        if (a.status == kOk && a.type == NCCL_PTR_CUDA) toDevice(peer, a.at, f.size);
       }
       peer.inLeft = f.size;
       break;
@@ -343,6 +361,18 @@ bool Engine::onHeader(int rank, Peer& peer) {
                      static_cast<unsigned long>(f.region), statusText(a.status));
       }
       Outgoing out;
+      if (a.status == kOk && a.type == NCCL_PTR_CUDA && reply.size > 0) {
+        // GPU memory is read now, into a copy the reply owns.
+        auto copy = std::make_shared<std::vector<uint8_t>>(reply.size);
+        std::string why;
+        if (!link_.toHost(copy->data(), a.at, reply.size, &why)) {
+          error_.fail(log_, nullptr, Failure::kSystemCall,
+                      "cannot read GPU memory for rank %d's get: %s", rank, why.c_str());
+          return false;
+        }
+        out.staged = copy;
+        a.at = copy->data();
+      }
       encodeFrame(reply, out.header);
       out.payload = a.at;  // read when the reply is written: the region is live until dereg
       out.size = reply.size;
@@ -378,6 +408,7 @@ bool Engine::onHeader(int rank, Peer& peer) {
       peer.pendingGet = get;
       peer.inDest = get.dest;
       peer.inLeft = f.size;
+      if (get.deviceDest && f.size > 0) toDevice(peer, get.dest, f.size);
       break;
     }
     case Op::kNack:
@@ -412,8 +443,8 @@ bool Engine::onPayload(int rank, Peer& peer) {
                                       registrationWaitMs_, stop_);
     if (a.status != kOk || reinterpret_cast<uintptr_t>(a.at) % alignof(uint64_t) != 0) {
       status = kBadSignal;
-    } else {
-      __atomic_fetch_add(reinterpret_cast<uint64_t*>(a.at), f.signalValue, __ATOMIC_SEQ_CST);
+    } else if (!addSignal(a, f.signalValue)) {
+      return false;
     }
   }
   if (status == kOk) return true;
@@ -434,6 +465,31 @@ bool Engine::onPayload(int rank, Peer& peer) {
   std::lock_guard<std::mutex> lock(peer.mutex);
   queue(rank, peer, out);
   return true;
+}
+
+void Engine::toDevice(Peer& peer, uint8_t* at, uint64_t size) {
+  peer.inDevice = true;
+  peer.deviceAt = at;
+  peer.staged = 0;
+  peer.stage.resize(std::min<uint64_t>(size, kStageBytes));
+}
+
+bool Engine::flushStage(Peer& peer) {
+  std::string why;
+  if (!link_.toDevice(peer.deviceAt, peer.stage.data(), peer.staged, &why)) {
+    error_.fail(log_, nullptr, Failure::kSystemCall, "cannot write GPU memory: %s", why.c_str());
+    return false;
+  }
+  peer.deviceAt += peer.staged;
+  peer.staged = 0;
+  return true;
+}
+
+bool Engine::addSignal(const Access& word, uint64_t value) {
+  std::string why;
+  if (link_.add(word.at, word.type, value, &why)) return true;
+  error_.fail(log_, nullptr, Failure::kSystemCall, "cannot add a signal: %s", why.c_str());
+  return false;
 }
 
 }  // namespace ncclnet::socket::rma

@@ -67,7 +67,7 @@ Access Regions::resolveLocked(uint64_t id, uint64_t offset, uint64_t size) const
   if (it == byId_.end()) return {nullptr, kBadRegion};
   const Region& r = *it->second;
   if (offset > r.size || size > r.size - offset) return {nullptr, kOutOfBounds};
-  return {r.base + offset, kOk};
+  return {r.base + offset, kOk, r.type};
 }
 
 }  // namespace ncclnet::socket::rma

@@ -22,13 +22,14 @@ struct Region {
   uint64_t id = 0;
   uint8_t* base = nullptr;
   size_t size = 0;
-  int type = 0;  // NCCL_PTR_HOST
+  int type = 0;  // NCCL_PTR_HOST or NCCL_PTR_CUDA (device_link.hpp moves it)
 };
 
 // Where an access lands, or why it may not.
 struct Access {
   uint8_t* at = nullptr;
   uint8_t status = 0;  // wire.hpp Status
+  int type = 0;        // the region's NCCL_PTR_HOST or NCCL_PTR_CUDA
 };
 
 class Regions {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // sdk-socket RMA: the reference host RMA / GIN-proxy plugin over TCP, in
 // the same library as the net table (NCCL 2.28 looks for ncclGinPlugin_v11
-// only there: plugin/net.cc). Host memory only: ptrSupport is
-// NCCL_PTR_HOST, and a CUDA registration is refused.
+// only there: plugin/net.cc). Host memory, and CUDA memory where this
+// process has a CUDA driver and device (device_link.hpp: through host
+// staging, no GPUDirect).
 #include <memory>
 
 #include "../config.hpp"
@@ -53,7 +54,8 @@ class SocketRma {
     props->name = const_cast<char*>(itf.name.c_str());
     props->pciPath = itf.pciPath.empty() ? nullptr : const_cast<char*>(itf.pciPath.c_str());
     props->guid = itf.guid;
-    props->ptrSupport = NCCL_PTR_HOST;
+    std::string whyNot;
+    props->ptrSupport = NCCL_PTR_HOST | (DeviceLink::available(&whyNot) ? NCCL_PTR_CUDA : 0);
     props->speed = itf.speedMbps;
     props->maxRecvs = kMaxRecvs;
     return ncclSuccess;
@@ -124,14 +126,20 @@ class SocketRma {
                         void** mhandle) {
     CollComm* comm = commOf("regMrSym", collComm);
     if (comm == nullptr) return ncclInvalidArgument;
-    if (type != NCCL_PTR_HOST) {
-      NCCLNET_WARN(log_, "regMrSym: memory type %d is not supported (ptrSupport is HOST only)",
+    if (type != NCCL_PTR_HOST && type != NCCL_PTR_CUDA) {
+      NCCLNET_WARN(log_, "regMrSym: memory type %d is neither NCCL_PTR_HOST nor NCCL_PTR_CUDA",
                    type);
       return ncclInternalError;
     }
     if (data == nullptr && size > 0) {
       NCCLNET_WARN(log_, "regMrSym: NULL data of %zu bytes", size);
       return ncclInvalidArgument;
+    }
+    std::string why;
+    if (type == NCCL_PTR_CUDA && !comm->deviceLink().prepare(data, &why)) {
+      NCCLNET_WARN(log_, "regMrSym: cannot register %zu bytes of CUDA memory at %p: %s", size, data,
+                   why.c_str());
+      return ncclInternalError;
     }
     *mhandle = comm->regions().add(data, size, type);
     return ncclSuccess;

@@ -8,13 +8,17 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <sys/wait.h>
+
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 #include <vector>
 
 #include "ncclnet/abi/net.h"
+#include "ncclnet/cuda_driver.hpp"
 #include "ncclnet/testing/byte_pattern.hpp"
 #include "ncclnet/testing/deadline.hpp"
 #include "ncclnet/testing/log_lines.hpp"
@@ -56,9 +60,9 @@ struct Mesh {
     ncclResult_t b = rma->closeColl(comm);
     return a != ncclSuccess ? a : b;
   }
-  void* reg(void* data, size_t size) {
+  void* reg(void* data, size_t size, int type = NCCL_PTR_HOST) {
     void* mh = nullptr;
-    return rma->regMrSym(comm, data, size, NCCL_PTR_HOST, 0, &mh) == ncclSuccess ? mh : nullptr;
+    return rma->regMrSym(comm, data, size, type, 0, &mh) == ncclSuccess ? mh : nullptr;
   }
   // Tests `request` until done; an error or the deadline: not ncclSuccess.
   ncclResult_t wait(void* request) {
@@ -619,7 +623,10 @@ int ginV11(RankEnv& env) {
   ncclNetProperties_v11_t props{};
   RANK_OK(env, gin->getProperties(0, &props));
   RANK_CHECK(env, props.netDeviceType == NCCL_NET_DEVICE_GIN_PROXY);
-  RANK_CHECK(env, props.ptrSupport == NCCL_PTR_HOST);
+  // CUDA memory exactly where a driver and a device are (GPU hosts, and the
+  // CPU stand-in for the driver).
+  const bool gpu = ::ncclnet::cuda::Driver::get().available();
+  RANK_CHECK(env, props.ptrSupport == (NCCL_PTR_HOST | (gpu ? NCCL_PTR_CUDA : 0)));
   RANK_CHECK(env, props.maxRecvs >= 1 && (props.maxRecvs & (props.maxRecvs - 1)) == 0);
   std::vector<void*> handles(env.nranks);
   for (int r = 0; r < env.nranks; r++) handles[r] = env.handles[0].data() + r * kRankHandleBytes;
@@ -666,6 +673,134 @@ int ginV11(RankEnv& env) {
 
 TEST(SocketRma, GinV11PutAndSignal) {
   EXPECT_TRUE(runRanks({.nranks = 2, .gin11 = true}, ginV11));
+}
+
+// GPU memory, as NCCL's GIN proxy registers it (windows and signals are
+// CUDA memory: gin_host_proxy.cc ncclGinProxyCreateContext): puts larger
+// than the plugin's staging piece from device to device, a signal added in
+// device memory after its payload, gets into device memory and a flush.
+// Every byte is checked through the driver: the CPU never touches device
+// memory (the CPU stand-in for the driver would crash if it did).
+int cudaMemory(RankEnv& env) {
+  namespace cu = ::ncclnet::cuda;
+  const cu::Driver& driver = cu::Driver::get();
+  if (!driver.available()) std::fprintf(stderr, "CUDA driver %s\n", driver.whyNot().c_str());
+  RANK_CHECK(env, driver.available());
+  Mesh m;
+  RANK_OK(env, m.open(env));
+  ncclNetProperties_v12_t props{};
+  RANK_OK(env, m.rma->getProperties(0, &props));
+  RANK_CHECK(env, (props.ptrSupport & NCCL_PTR_CUDA) != 0);
+  const size_t kSize = (3 << 20) + 5;  // three staging pieces and a bit
+  std::string why;
+  auto src = cu::DeviceBuffer::allocate(driver, 0, kSize, &why);
+  auto dst = cu::DeviceBuffer::allocate(driver, 0, kSize * env.nranks, &why);
+  auto landing = cu::DeviceBuffer::allocate(driver, 0, kSize * env.nranks, &why);
+  auto signals = cu::DeviceBuffer::allocate(driver, 0, 64, &why);
+  if (!why.empty()) std::fprintf(stderr, "rank %d: %s\n", env.rank, why.c_str());
+  RANK_CHECK(env, src && dst && landing && signals);
+  std::vector<uint8_t> host(kSize * env.nranks);
+  fillPattern(host.data(), kSize, seedOf(env.rank, 21, kSize));
+  RANK_CHECK(env, src->upload(0, host.data(), kSize, &why));
+  RANK_CHECK(env, dst->fill(0xee, &why) && landing->fill(0xee, &why) && signals->fill(0, &why));
+  void* srcMh = m.reg(src->data(), kSize, NCCL_PTR_CUDA);
+  void* dstMh = m.reg(dst->data(), dst->size(), NCCL_PTR_CUDA);
+  void* landingMh = m.reg(landing->data(), landing->size(), NCCL_PTR_CUDA);
+  void* sigMh = m.reg(signals->data(), signals->size(), NCCL_PTR_CUDA);
+  RANK_CHECK(env, srcMh && dstMh && landingMh && sigMh);
+  RANK_CHECK(env, env.barrier());
+
+  // Puts with a signal (ADD 3) to every rank, itself included.
+  std::vector<void*> reqs;
+  for (int t = 0; t < env.nranks; t++) {
+    void* req = nullptr;
+    RANK_OK(env, m.rma->iputSignal(m.ctx, 0, 0, srcMh, kSize, env.rank * kSize, dstMh, t, 8, sigMh,
+                                   3, NCCL_GIN_SIGNAL_OP_ADD, true, &req));
+    RANK_CHECK(env, req != nullptr);
+    reqs.push_back(req);
+  }
+  RANK_OK(env, m.waitAll(reqs));
+  const uint64_t expected = 3ull * env.nranks;
+  uint64_t word = 0;
+  Deadline deadline(kWaitS);
+  do {
+    RANK_CHECK(env, signals->download(8, &word, sizeof(word), &why));
+  } while (word < expected && !deadline.expired());
+  RANK_CHECK(env, word == expected);
+  // The signal came after its payload: every byte is there now.
+  RANK_CHECK(env, dst->download(0, host.data(), dst->size(), &why));
+  for (int from = 0; from < env.nranks; from++) {
+    std::string bad = checkPattern(host.data() + from * kSize, kSize, seedOf(from, 21, kSize));
+    if (!bad.empty())
+      std::fprintf(stderr, "rank %d put from %d: %s\n", env.rank, from, bad.c_str());
+    RANK_CHECK(env, bad.empty());
+  }
+
+  // Gets of every rank's source into device memory, then a flush.
+  for (int t = 0; t < env.nranks; t++) {
+    void* req = nullptr;
+    RANK_OK(env, m.rma->iget(m.ctx, 0, 0, srcMh, kSize, t * kSize, landingMh, t, &req));
+    RANK_CHECK(env, req != nullptr);
+    reqs.push_back(req);
+  }
+  void* flush = nullptr;
+  RANK_OK(env, m.rma->iflush(m.ctx, 0, landingMh, env.rank, &flush));
+  if (flush != nullptr) RANK_OK(env, m.wait(flush));
+  RANK_CHECK(env, landing->download(0, host.data(), landing->size(), &why));
+  for (int from = 0; from < env.nranks; from++) {
+    std::string bad = checkPattern(host.data() + from * kSize, kSize, seedOf(from, 21, kSize));
+    if (!bad.empty())
+      std::fprintf(stderr, "rank %d get from %d: %s\n", env.rank, from, bad.c_str());
+    RANK_CHECK(env, bad.empty());
+  }
+  RANK_OK(env, m.waitAll(reqs));
+  RANK_CHECK(env, env.barrier());
+  for (void* mh : {srcMh, dstMh, landingMh, sigMh}) RANK_OK(env, m.rma->deregMrSym(m.comm, mh));
+  RANK_OK(env, m.close());
+  return 0;
+}
+
+// Whether a CUDA driver and device are here, asked in a child: a process
+// that initialized CUDA cannot fork ranks that use it.
+bool cudaInChild(std::string* why) {
+  int fds[2];
+  if (pipe(fds) != 0) return false;
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    const ::ncclnet::cuda::Driver& driver = ::ncclnet::cuda::Driver::get();
+    std::string text = driver.whyNot();
+    ssize_t n = write(fds[1], text.data(), text.size());
+    (void)n;
+    _exit(driver.available() ? 0 : 1);
+  }
+  close(fds[1]);
+  char buf[512];
+  ssize_t n = read(fds[0], buf, sizeof(buf));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (n > 0) why->assign(buf, static_cast<size_t>(n));
+  return pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+void runOnGpu(const RankOptions& options, int (*body)(RankEnv&)) {
+  std::string why;
+  if (!cudaInChild(&why)) {
+    const char* require = std::getenv("NCCLNET_REQUIRE_GPU");
+    if (require != nullptr && std::string(require) == "1") {
+      FAIL() << "NCCLNET_REQUIRE_GPU=1, but the CUDA driver is " << why;
+    }
+    GTEST_SKIP() << "no GPU: the CUDA driver is " << why;
+  }
+  EXPECT_TRUE(runRanks(options, body));
+}
+
+TEST(SocketRma, CudaMemoryTwoRanks) {
+  runOnGpu({.nranks = 2}, cudaMemory);
+}
+TEST(SocketRma, CudaMemoryThreeRanks) {
+  runOnGpu({.nranks = 3}, cudaMemory);
 }
 
 }  // namespace

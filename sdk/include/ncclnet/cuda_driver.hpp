@@ -28,6 +28,8 @@
 // below are interchangeable with CUcontext and CUstream.
 struct CUctx_st;
 struct CUstream_st;
+struct CUmod_st;
+struct CUfunc_st;
 
 namespace ncclnet {
 namespace cuda {
@@ -37,12 +39,15 @@ using Device = int;                    // CUdevice
 using DevicePtr = unsigned long long;  // CUdeviceptr
 using Context = CUctx_st*;             // CUcontext
 using Stream = CUstream_st*;           // CUstream
+using Module = CUmod_st*;              // CUmodule
+using Function = CUfunc_st*;           // CUfunction
 
 // Values from the driver API (cuda.h); stable since they were introduced.
 constexpr Result kSuccess = 0;
 constexpr Result kErrorInvalidValue = 1;
 constexpr Result kErrorNotInitialized = 3;
 constexpr Result kErrorNoDevice = 100;
+constexpr Result kErrorNotReady = 600;
 constexpr Result kErrorNotSupported = 801;
 
 constexpr int kPointerAttributeContext = 1;           // CU_POINTER_ATTRIBUTE_CONTEXT
@@ -84,6 +89,16 @@ struct DriverFunctions {
   Result (*streamCreate)(Stream* stream, unsigned flags) = nullptr;
   Result (*streamDestroy)(Stream stream) = nullptr;
   Result (*streamSynchronize)(Stream stream) = nullptr;
+  Result (*streamQuery)(Stream stream) = nullptr;
+  Result (*memcpyDtoDAsync)(DevicePtr dst, DevicePtr src, size_t bytes, Stream s) = nullptr;
+  // A kernel of the SDK's own, from PTX text the driver compiles: no nvcc
+  // at build time, no CUDA runtime at run time.
+  Result (*moduleLoadData)(Module* module, const void* image) = nullptr;
+  Result (*moduleUnload)(Module module) = nullptr;
+  Result (*moduleGetFunction)(Function* function, Module module, const char* name) = nullptr;
+  Result (*launchKernel)(Function f, unsigned gridX, unsigned gridY, unsigned gridZ,
+                         unsigned blockX, unsigned blockY, unsigned blockZ, unsigned sharedBytes,
+                         Stream stream, void** params, void** extra) = nullptr;
   Result (*pointerGetAttribute)(void* data, int attribute, DevicePtr ptr) = nullptr;
   Result (*memHostRegister)(void* ptr, size_t bytes, unsigned flags) = nullptr;
   Result (*memHostUnregister)(void* ptr) = nullptr;

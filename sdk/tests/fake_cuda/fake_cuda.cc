@@ -54,6 +54,8 @@ constexpr Result kInvalidDevice = 101;
 constexpr Result kInvalidContext = 201;
 constexpr Result kContextIsDestroyed = 709;
 constexpr Result kInvalidHandle = 400;
+constexpr Result kNotFound = 500;
+constexpr Result kIllegalAddress = 700;
 constexpr Result kHostMemoryAlreadyRegistered = 712;
 constexpr Result kHostMemoryNotRegistered = 713;
 
@@ -379,6 +381,77 @@ FAKE_EXPORT Result cuMemcpyDtoHAsync_v2(void* dst, DevicePtr src, size_t bytes, 
   const char* from = shadowOf(s, src, bytes);
   if (from == nullptr) return kInvalidValue;
   std::memcpy(dst, from, bytes);
+  return kSuccess;
+}
+
+// Work on a stream is done when it is queued (see above).
+FAKE_EXPORT Result cuStreamQuery(void* stream) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  StreamIs kind = classify(s, stream, "cuStreamQuery");
+  if (kind == StreamIs::kUnknown) return kInvalidHandle;
+  if (Result r = currentContext(); r != kSuccess) return r;
+  if (waitsForLegacy(kind)) drainLegacy(s);
+  return kSuccess;
+}
+
+FAKE_EXPORT Result cuMemcpyDtoDAsync_v2(DevicePtr dst, DevicePtr src, size_t bytes, void* stream) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  StreamIs kind = classify(s, stream, "cuMemcpyDtoDAsync");
+  if (kind == StreamIs::kUnknown) return kInvalidHandle;
+  if (Result r = currentContext(); r != kSuccess) return r;
+  if (waitsForLegacy(kind)) drainLegacy(s);
+  char* to = shadowOf(s, dst, bytes);
+  const char* from = shadowOf(s, src, bytes);
+  if (to == nullptr || from == nullptr) return kInvalidValue;
+  std::memmove(to, from, bytes);
+  return kSuccess;
+}
+
+// Modules: the one kernel the SDK ships as PTX (sdk-socket's RMA signal
+// add, plugins/socket/rma/device_link.cc), run on the CPU. Any other
+// image or kernel is refused, as the driver refuses what it cannot
+// compile or find.
+constexpr const char* kSignalAdd = "ncclnet_rma_signal_add";
+char gModule;
+char gSignalAddFunction;
+
+FAKE_EXPORT Result cuModuleLoadData(void** module, const void* image) {
+  if (Result r = currentContext(); r != kSuccess) return r;
+  const char* ptx = static_cast<const char*>(image);
+  if (ptx == nullptr || std::strstr(ptx, kSignalAdd) == nullptr) return kInvalidValue;
+  *module = &gModule;
+  return kSuccess;
+}
+
+FAKE_EXPORT Result cuModuleUnload(void* module) {
+  if (Result r = currentContext(); r != kSuccess) return r;
+  return module == &gModule ? kSuccess : kInvalidHandle;
+}
+
+FAKE_EXPORT Result cuModuleGetFunction(void** function, void* module, const char* name) {
+  if (module != &gModule) return kInvalidHandle;
+  if (std::strcmp(name, kSignalAdd) != 0) return kNotFound;
+  *function = &gSignalAddFunction;
+  return kSuccess;
+}
+
+// The signal kernel's parameters: the word (device memory) and the value.
+FAKE_EXPORT Result cuLaunchKernel(void* function, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                  unsigned, unsigned, void* stream, void** params, void**) {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  StreamIs kind = classify(s, stream, "cuLaunchKernel");
+  if (kind == StreamIs::kUnknown) return kInvalidHandle;
+  if (Result r = currentContext(); r != kSuccess) return r;
+  if (function != &gSignalAddFunction || params == nullptr) return kInvalidHandle;
+  if (waitsForLegacy(kind)) drainLegacy(s);
+  DevicePtr word = *static_cast<DevicePtr*>(params[0]);
+  uint64_t value = *static_cast<uint64_t*>(params[1]);
+  char* at = shadowOf(s, word, sizeof(uint64_t));
+  if (at == nullptr || word % alignof(uint64_t) != 0) return kIllegalAddress;
+  __atomic_fetch_add(reinterpret_cast<uint64_t*>(at), value, __ATOMIC_SEQ_CST);
   return kSuccess;
 }
 
