@@ -17,6 +17,10 @@
 #   nccl       sdk-socket in UNPACK mode, sdk-ofi and sdk-ib inside real NCCL
 #              (sdk-ib also with GPUDirect through softverbs' DMA-BUF), every
 #              result checked
+#   gin        NCCL's device API over sdk-socket's GIN table: nccl-driver's
+#              gin-alltoall (GPU-initiated puts and signals, NCCL's GIN proxy
+#              calling the plugin), every result checked (not in the default
+#              PARTS)
 #   compare    every plugin, the checker around each bundled plugin and
 #              NCCL's Socket (default and 4x4) inside NCCL in alternating
 #              rounds, MPS on (nccl_compare.sh; SUBJECTS, ROUNDS, MAX_BYTES
@@ -179,6 +183,7 @@ fi
 # One plugin in NCCL: nccl-driver runs 2 ranks, one process each with its
 # own NCCL_HOSTID, checks every result and proves from NCCL's log that the
 # plugin carried every channel; GREP adds a line the ranks' logs must hold.
+driver_args=()  # more nccl-driver options for plugin_run
 plugin_run() {  # NAME PLUGIN_SO NCCL_NET_NAME [VAR=VALUE ...]
   local name=$1 so=$2 net=$3
   shift 3
@@ -189,13 +194,14 @@ plugin_run() {  # NAME PLUGIN_SO NCCL_NET_NAME [VAR=VALUE ...]
   local log=$OUT/nccl-$name.log
   if timeout 300 env NCCL_SOCKET_IFNAME=lo NCCL_NET_PLUGIN_REF_COUNT=1 NCCL_NET_PLUGIN="$so" \
       NCCL_NET="$net" "$@" "$build/tools/nccl-driver/nccl-driver" --max-bytes "${MAX_BYTES:-64M}" \
-      --iters 5 --run-dir "$OUT/nccl-$name" >"$log" 2>&1; then
+      --iters 5 --run-dir "$OUT/nccl-$name" "${driver_args[@]}" >"$log" 2>&1; then
     note "$name: $(grep -E "^PASS " "$log" | head -1)"
   else
     note "$name: FAILED: $(grep -E "^FAIL " "$log" | head -1)"
     status=1
   fi
-  awk '$1=="RESULT" && ($2=="allreduce" || $2=="sendrecv") {print}' "$log" | tail -4 >>"$summary"
+  awk '$1=="RESULT" && ($2=="allreduce" || $2=="sendrecv" || $2=="gin-alltoall") {print}' "$log" |
+    tail -4 >>"$summary"
 }
 
 if want nccl; then
@@ -221,6 +227,20 @@ if want nccl; then
     note "sdk-ib-gdr: NCCL did not use GPUDirect RDMA"
     status=1
   fi
+fi
+
+if want gin; then
+  note "== GIN: NCCL's device API through sdk-socket's GIN table"
+  # Two hosts to NCCL (one NCCL_HOSTID per rank), so the device
+  # communicator needs GIN and NCCL 2.28 takes ncclGinPlugin_v11 from the
+  # net plugin's library (src/gin/gin_host.cc ncclGinConnectOnce).
+  driver_args=(--ops gin-alltoall --mps --min-bytes 64 --max-bytes "${GIN_MAX_BYTES:-16M}")
+  plugin_run sdk-socket-gin "$build/plugins/socket/libnccl-net-sdk-socket.so" sdk-socket \
+    NCCL_DEBUG_SUBSYS=INIT,NET
+  driver_args=()
+  # NCCL's word that the proxy GIN ran, and the plugin's that its mesh did.
+  grep -h -m2 -E "GIN|RMA mesh" "$OUT"/nccl-sdk-socket-gin/*.log >>"$summary" ||
+    note "sdk-socket-gin: no line of NCCL or the plugin about GIN"
 fi
 
 if want compare; then

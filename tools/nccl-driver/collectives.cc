@@ -12,6 +12,7 @@ constexpr OpName kNames[] = {
     {Op::AllReduce, "allreduce"},         {Op::AllGather, "allgather"},
     {Op::ReduceScatter, "reducescatter"}, {Op::Broadcast, "broadcast"},
     {Op::SendRecv, "sendrecv"},           {Op::AllToAll, "alltoall"},
+    {Op::GinAllToAll, "gin-alltoall"},
 };
 }  // namespace
 
@@ -36,6 +37,16 @@ const std::vector<Op>& allOps() {
   return ops;
 }
 
+const std::vector<Op>& defaultOps() {
+  static const std::vector<Op> ops = [] {
+    std::vector<Op> v;
+    for (Op op : allOps())
+      if (op != Op::GinAllToAll) v.push_back(op);
+    return v;
+  }();
+  return ops;
+}
+
 std::optional<Shape> shapeOf(Op op, size_t bytes, int nranks) {
   size_t count = bytes / sizeof(float);
   size_t n = size_t(nranks);
@@ -55,6 +66,7 @@ std::optional<Shape> shapeOf(Op op, size_t bytes, int nranks) {
       s.recvCount = s.chunk;
       break;
     case Op::AllToAll:  // bytes: one rank's whole buffer, one chunk per peer
+    case Op::GinAllToAll:
       s.chunk = count / n;
       s.sendCount = s.recvCount = s.chunk * n;
       break;
@@ -88,7 +100,8 @@ float expectedAt(Op op, const Shape& s, int rank, int nranks, size_t i) {
     case Op::Broadcast: return inputAt(broadcastRoot(nranks), i);
     case Op::SendRecv:  // a ring: each rank receives from the one before it
       return inputAt((rank + nranks - 1) % nranks, i);
-    case Op::AllToAll: {  // chunk k of rank r is chunk r of rank k
+    case Op::AllToAll:
+    case Op::GinAllToAll: {  // chunk k of rank r is chunk r of rank k
       size_t from = i / s.chunk;
       return inputAt(int(from), size_t(rank) * s.chunk + i % s.chunk);
     }
@@ -102,7 +115,8 @@ double busFactor(Op op, int nranks) {
     case Op::AllReduce: return 2.0 * (n - 1) / n;
     case Op::AllGather:
     case Op::ReduceScatter:
-    case Op::AllToAll: return (n - 1) / n;
+    case Op::AllToAll:
+    case Op::GinAllToAll: return (n - 1) / n;
     case Op::Broadcast:
     case Op::SendRecv: return 1.0;
   }

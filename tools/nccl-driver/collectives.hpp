@@ -13,12 +13,18 @@
 
 namespace nccldriver {
 
-enum class Op { AllReduce, AllGather, ReduceScatter, Broadcast, SendRecv, AllToAll };
+// GinAllToAll is the all-to-all moved by GPU-initiated puts through NCCL's
+// device API (gin_alltoall.hpp): the same arithmetic, another path.
+enum class Op { AllReduce, AllGather, ReduceScatter, Broadcast, SendRecv, AllToAll, GinAllToAll };
 
-// "allreduce", "allgather", "reducescatter", "broadcast", "sendrecv", "alltoall".
+// "allreduce", "allgather", "reducescatter", "broadcast", "sendrecv",
+// "alltoall", "gin-alltoall".
 const char* opName(Op op);
 std::optional<Op> opByName(const std::string& name);
 const std::vector<Op>& allOps();
+// What runs without --ops: NCCL's collectives (GIN needs a GIN table and
+// NCCL's device API, so a job asks for it by name).
+const std::vector<Op>& defaultOps();
 
 // One point of one op: `bytes` as nccl-tests counts them (the all-gather's
 // whole output, the reduce-scatter's whole input, the all-to-all's whole

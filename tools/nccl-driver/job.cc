@@ -232,6 +232,10 @@ JobOutcome runJob(const Options& o, const Subject& subject, int round, int jobIn
     results.push_back(readResult(files.result(p.rank)));
   }
   job.proof = mergeProofs(proofs);
+  // What the ops must show: channels for NCCL's own operations, a GIN
+  // plugin for the device API's.
+  job.proof.needGin = std::count(o.ops.begin(), o.ops.end(), Op::GinAllToAll) > 0;
+  job.proof.needChannels = !job.proof.needGin || o.ops.size() > 1;
   // The checker's lines about the caller: NCCL's own doing (an abort with
   // requests in flight, rule 51), reported, never held against the plugin.
   for (const std::string& c : job.proof.callerLines)
@@ -244,7 +248,7 @@ JobOutcome runJob(const Options& o, const Subject& subject, int round, int jobIn
   // With connections printed, a job that ran elsewhere proves nothing, so
   // the proof is judged first; with none, a rank's own failure (no GPU,
   // NCCL's init) is the cause and the proof only its consequence.
-  if (job.proof.connections > 0) judgeProof(job);
+  if (job.proof.connections > 0 || job.proof.ginRanks > 0) judgeProof(job);
   for (size_t i = 0; i < ranks.size(); i++) {
     const RankProcess& p = ranks[i];
     const RankResult& r = results[i];

@@ -32,11 +32,20 @@ std::string connectionTransport(const std::string& line) {
 }  // namespace
 
 bool NetProof::proven() const {
-  return connections > 0 && viaExpected == connections && elsewhere.empty() &&
-         (expected.empty() || network == expected);
+  bool channels = connections > 0 && viaExpected == connections && elsewhere.empty() &&
+                  (expected.empty() || network == expected);
+  bool gin = ginRanks == ranks && (expected.empty() ? !ginPlugin.empty() : ginPlugin == expected);
+  return (!needChannels || channels) && (!needGin || gin);
 }
 
 std::string NetProof::describe() const {
+  std::string gin;
+  if (needGin) {
+    gin = std::to_string(ginRanks) + " of " + std::to_string(ranks) + " ranks' GIN through " +
+          (ginPlugin.empty() ? "no plugin" : ginPlugin);
+    if (!needChannels) return gin;
+    gin = "; " + gin;
+  }
   std::string target = expected.empty() ? "a network" : "NET/" + expected;
   std::string text = std::to_string(viaExpected) + " of " + std::to_string(connections) +
                      " channel connections via " + target;
@@ -46,7 +55,7 @@ std::string NetProof::describe() const {
     text += network.empty() ? "; NCCL never said which network it used"
                             : "; NCCL used network " + network;
   if (gdr) text += "; GPUDirect RDMA";
-  return text;
+  return text + gin;
 }
 
 NetProof proveNetwork(std::istream& log, const std::string& expected) {
@@ -67,6 +76,14 @@ NetProof proveNetwork(std::istream& log, const std::string& expected) {
     }
     if (line.find("NCCL WARN") != std::string::npos && p.warnings.size() < kMaxWarnings)
       p.warnings.push_back(line);
+    size_t assigned = line.find("Assigned GIN plugin ");
+    if (assigned != std::string::npos) {
+      size_t start = assigned + 20;
+      size_t end = line.find(" to comm", start);
+      p.ginPlugin = line.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      p.ginRanks = 1;
+      continue;
+    }
     size_t using_ = line.find("Using network ");
     if (using_ != std::string::npos) {
       size_t start = using_ + 14;
@@ -94,8 +111,16 @@ NetProof mergeProofs(const std::vector<NetProof>& ranks) {
   if (ranks.empty()) return all;
   all.expected = ranks.front().expected;
   all.network = ranks.front().network;
+  all.ranks = 0;
   for (const NetProof& r : ranks) {
     if (r.network != all.network) all.network = all.network + "|" + r.network;
+    all.ranks += r.ranks;
+    all.ginRanks += r.ginRanks;
+    if (all.ginPlugin.empty()) {
+      all.ginPlugin = r.ginPlugin;
+    } else if (!r.ginPlugin.empty() && r.ginPlugin != all.ginPlugin) {
+      all.ginPlugin += "|" + r.ginPlugin;
+    }
     all.connections += r.connections;
     all.viaExpected += r.viaExpected;
     all.gdr = all.gdr || r.gdr;

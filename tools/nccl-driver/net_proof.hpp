@@ -9,6 +9,9 @@
 // rule N Name: ...") apart from the caller's ("NET/check rule N Name
 // (caller): ..."), which NCCL draws when it aborts with requests in flight
 // (rule 51) and which say nothing against the plugin.
+// A job of GPU-initiated puts alone (gin-alltoall) opens no channel: its
+// proof is each rank's "Assigned GIN plugin X to comm" (src/plugin/net.cc,
+// NCCL 2.28), naming the expected plugin.
 // No CUDA and no NCCL here: the parser is tested on any machine.
 #pragma once
 
@@ -30,8 +33,17 @@ struct NetProof {
   std::vector<std::string> violations;   // the plugin's, as ncclnet-check wrote them
   std::vector<std::string> callerLines;  // the caller's (NCCL's), at most 20
   std::vector<std::string> warnings;     // NCCL WARN lines, at most 20
+  std::string ginPlugin;                 // from "Assigned GIN plugin X to comm"; empty when none
+  int ranks = 1;                         // logs behind this proof
+  int ginRanks = 0;                      // of those, the ones whose NCCL assigned a GIN plugin
 
-  // Whether the log proves every channel used the expected network.
+  // What the job must show: channels (NCCL's collectives and send/recv)
+  // and a GIN plugin (the device API's puts), as its ops need.
+  bool needChannels = true;
+  bool needGin = false;
+
+  // Whether the log proves every channel used the expected network, and
+  // every rank's GIN the expected plugin.
   bool proven() const;
   // One line: "16 of 16 connections via NET/sdk-socket" or why not.
   std::string describe() const;

@@ -94,7 +94,8 @@ struct ValueOption {
 constexpr ValueOption kValueOptions[] = {
     {"--ranks", "N", "ranks (processes), default 2; rank r uses GPU r % count"},
     {"--ops", "LIST",
-     "allreduce,allgather,reducescatter,broadcast,sendrecv,alltoall\n(default: all)"},
+     "allreduce,allgather,reducescatter,broadcast,sendrecv,alltoall\n(default: these), or "
+     "gin-alltoall (NCCL's device API,\nGPU-initiated puts through the plugin's GIN table)"},
     {"--min-bytes", "SIZE", "smallest point, default 8 (K, M, G suffixes)"},
     {"--max-bytes", "SIZE", "largest point, default 256M, at most 1G"},
     {"--factor", "F", "sizes grow by F, default 4; the largest is always run"},

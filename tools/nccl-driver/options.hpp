@@ -31,7 +31,7 @@ struct Subject {
 
 struct Options {
   int ranks = 2;
-  std::vector<Op> ops = allOps();
+  std::vector<Op> ops = defaultOps();
   size_t minBytes = 8;
   size_t maxBytes = size_t(256) << 20;
   int factor = 4;  // sizes grow by this factor; maxBytes is always a point

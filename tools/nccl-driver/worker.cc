@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -17,6 +18,9 @@
 #include <vector>
 
 #include "run_files.hpp"
+#if NCCL_DRIVER_HAVE_GIN
+#include "gin_alltoall.hpp"
+#endif
 
 namespace nccldriver {
 
@@ -33,6 +37,11 @@ struct RankFailure : std::runtime_error {
   RankFailure(int c, const std::string& what) : std::runtime_error(what), code(c) {}
   int code;
 };
+
+void ncclOk(ncclResult_t r, const char* what) {
+  if (r != ncclSuccess && r != ncclInProgress)
+    throw RankFailure(kWorkerNcclError, std::string(what) + ": " + ncclGetErrorString(r));
+}
 
 void cudaOk(cudaError_t e, const char* what) {
   if (e != cudaSuccess)
@@ -100,7 +109,9 @@ class Rank {
 
   void init(const std::string& tag);
   void destroy();
-  void allocate(size_t bytes);
+  // `symmetric`: from ncclMemAlloc, registered as windows, and a device
+  // communicator with GIN for the gin-alltoall.
+  void allocate(size_t bytes, bool symmetric = false);
   void release();
   void launch(Op op, const Shape& s);
   Waited wait(const char* what);
@@ -123,6 +134,10 @@ class Rank {
   cudaStream_t stream_ = nullptr;
   float* send_ = nullptr;
   float* recv_ = nullptr;
+  bool symmetric_ = false;
+#if NCCL_DRIVER_HAVE_GIN
+  GinAllToAll* gin_ = nullptr;
+#endif
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
 };
 
@@ -136,36 +151,64 @@ void Rank::init(const std::string& tag) {
 
 void Rank::destroy() {
   if (comm_ == nullptr) return;
+#if NCCL_DRIVER_HAVE_GIN
+  ncclResult_t torn = ginTeardown(comm_, gin_);
+  gin_ = nullptr;
+  if (torn != ncclSuccess)
+    throw RankFailure(kWorkerNcclError, std::string("the GIN device communicator's teardown: ") +
+                                            ncclGetErrorString(torn));
+#endif
   ncclResult_t r = ncclCommDestroy(comm_);
   comm_ = nullptr;
   if (r != ncclSuccess)
     throw RankFailure(kWorkerNcclError, std::string("ncclCommDestroy: ") + ncclGetErrorString(r));
 }
 
-void Rank::allocate(size_t bytes) {
+void Rank::allocate(size_t bytes, bool symmetric) {
   cudaOk(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-  cudaOk(cudaMalloc(&send_, bytes), "cudaMalloc");
-  cudaOk(cudaMalloc(&recv_, bytes), "cudaMalloc");
+  if (symmetric) {
+#if NCCL_DRIVER_HAVE_GIN
+    symmetric_ = true;
+    ncclOk(ncclMemAlloc(reinterpret_cast<void**>(&send_), bytes), "ncclMemAlloc");
+    ncclOk(ncclMemAlloc(reinterpret_cast<void**>(&recv_), bytes), "ncclMemAlloc");
+    std::string why;
+    gin_ = ginSetup(comm_, send_, recv_, bytes, &why);
+    if (gin_ == nullptr) throw RankFailure(kWorkerNcclError, why);
+#else
+    throw RankFailure(kWorkerSetupFailed,
+                      "gin-alltoall: this nccl-driver was built without nvcc and NCCL's device "
+                      "headers (nccl_device.h)");
+#endif
+  } else {
+    cudaOk(cudaMalloc(&send_, bytes), "cudaMalloc");
+    cudaOk(cudaMalloc(&recv_, bytes), "cudaMalloc");
+  }
   cudaOk(cudaEventCreate(&start_), "cudaEventCreate");
   cudaOk(cudaEventCreate(&stop_), "cudaEventCreate");
 }
 
 void Rank::release() {
+#if NCCL_DRIVER_HAVE_GIN
+  ginTeardown(comm_, gin_);  // errors are the abort's business now
+  gin_ = nullptr;
+#endif
   if (comm_ != nullptr) ncclCommAbort(comm_);
   comm_ = nullptr;
   if (start_ != nullptr) cudaEventDestroy(start_);
   if (stop_ != nullptr) cudaEventDestroy(stop_);
-  if (send_ != nullptr) cudaFree(send_);
-  if (recv_ != nullptr) cudaFree(recv_);
+  for (float* p : {send_, recv_}) {
+    if (p == nullptr) continue;
+    if (symmetric_) {
+      ncclMemFree(p);
+    } else {
+      cudaFree(p);
+    }
+  }
+  symmetric_ = false;
   if (stream_ != nullptr) cudaStreamDestroy(stream_);
   start_ = stop_ = nullptr;
   send_ = recv_ = nullptr;
   stream_ = nullptr;
-}
-
-void ncclOk(ncclResult_t r, const char* what) {
-  if (r != ncclSuccess && r != ncclInProgress)
-    throw RankFailure(kWorkerNcclError, std::string(what) + ": " + ncclGetErrorString(r));
 }
 
 void Rank::launch(Op op, const Shape& s) {
@@ -202,6 +245,11 @@ void Rank::launch(Op op, const Shape& s) {
                "ncclRecv");
       }
       ncclOk(ncclGroupEnd(), "ncclGroupEnd");
+      break;
+    case Op::GinAllToAll:
+#if NCCL_DRIVER_HAVE_GIN
+      cudaOk(ginLaunch(gin_, s.chunk * sizeof(float), stream_), "the GIN all-to-all kernel");
+#endif
       break;
   }
 }
@@ -375,7 +423,8 @@ int Rank::run() {
   out_.line("VERSION %d", version);
   if (o_.initCycles > 0) initCycles();
   init("main");
-  allocate(o_.maxBytes);
+  bool gin = std::find(o_.ops.begin(), o_.ops.end(), Op::GinAllToAll) != o_.ops.end();
+  allocate(o_.maxBytes, gin);
   if (o_.faultPlanted()) {
     traffic();
   } else if (o_.truncateP2p) {

@@ -4,6 +4,8 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
+
 #include <memory>
 
 #include "ncclnet/testing/child_process.hpp"
@@ -26,7 +28,9 @@ int rankMain(int rank, const RankOptions& options, const std::function<int(RankE
   env.rank = rank;
   env.nranks = options.nranks;
   env.parent = &parent;
-  env.library = ::dlopen(SDK_SOCKET_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+  // SDK_SOCKET_PLUGIN: where ctest says the library is (a staged tree).
+  const char* path = std::getenv("SDK_SOCKET_PLUGIN");
+  env.library = ::dlopen(path != nullptr ? path : SDK_SOCKET_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
   RANK_CHECK(env, env.library != nullptr);
   int ndev = 0;
   if (options.gin11) {

@@ -4,6 +4,7 @@
 // mistake in either shows.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "collectives.hpp"
@@ -41,6 +42,7 @@ Buffers simulate(Op op, const Shape& s, int n) {
       case Op::Broadcast: o = in[size_t(broadcastRoot(n))]; break;
       case Op::SendRecv: o = in[size_t((r + n - 1) % n)]; break;
       case Op::AllToAll:
+      case Op::GinAllToAll:
         for (int k = 0; k < n; k++)
           for (size_t i = 0; i < s.chunk; i++)
             o[size_t(k) * s.chunk + i] = in[size_t(k)][size_t(r) * s.chunk + i];
@@ -92,6 +94,13 @@ TEST(Collectives, NamesRoundTripAndBusFactorsAreNcclTests) {
   EXPECT_DOUBLE_EQ(busFactor(Op::AllReduce, 4), 1.5);
   EXPECT_DOUBLE_EQ(busFactor(Op::AllGather, 4), 0.75);
   EXPECT_DOUBLE_EQ(busFactor(Op::SendRecv, 8), 1.0);
+}
+
+TEST(Collectives, GinRunsOnlyWhenAskedFor) {
+  const std::vector<Op>& ops = defaultOps();
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), Op::GinAllToAll), 0);
+  EXPECT_EQ(ops.size() + 1, allOps().size());
+  EXPECT_EQ(opByName("gin-alltoall"), Op::GinAllToAll);
 }
 
 }  // namespace

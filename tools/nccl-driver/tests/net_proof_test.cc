@@ -108,5 +108,35 @@ TEST(NetProof, MergedRanksMustAgreeOnTheNetwork) {
   EXPECT_EQ(m.connections, 2);
 }
 
+// NCCL 2.28's src/plugin/net.cc, once a device communicator asked for GIN.
+TEST(NetProof, GinJobsAreProvenByEveryRanksGinPlugin) {
+  const char* gin = "h:1:1 [0] NCCL INFO Assigned GIN plugin sdk-socket to comm\n";
+  NetProof one = prove(std::string(kHeader) + gin, "sdk-socket");
+  one.needChannels = false;
+  one.needGin = true;
+  EXPECT_TRUE(one.proven()) << one.describe();
+  EXPECT_EQ(one.describe(), "1 of 1 ranks' GIN through sdk-socket");
+
+  NetProof none = prove(kHeader, "sdk-socket");
+  NetProof both = mergeProofs({one, none});
+  both.needChannels = false;
+  both.needGin = true;
+  EXPECT_FALSE(both.proven());
+  EXPECT_EQ(both.describe(), "1 of 2 ranks' GIN through sdk-socket");
+
+  NetProof other = prove("h:1:1 [0] NCCL INFO Assigned GIN plugin GIN_IB to comm\n", "sdk-socket");
+  other.needChannels = false;
+  other.needGin = true;
+  EXPECT_FALSE(other.proven()) << other.describe();
+
+  // GIN and channels together: both must hold.
+  NetProof mixed = prove(std::string(kHeader) + gin, "sdk-socket");
+  mixed.needGin = true;
+  EXPECT_FALSE(mixed.proven());
+  EXPECT_EQ(mixed.describe(),
+            "NCCL printed no channel connection (is NCCL_DEBUG=INFO lost?); 1 of 1 ranks' GIN "
+            "through sdk-socket");
+}
+
 }  // namespace
 }  // namespace nccldriver
