@@ -19,6 +19,8 @@
 #                                          agree with the JSON (check_junit.py)
 #                                          and, for fail, hold a failure
 #   -DCOUNT=<n>                            the report holds exactly n results
+#   -DPASSED=<n>                           exactly n of them passed (so none
+#                                          of those was NotRun)
 # Every report's provenance is checked: tool version, commit, time, host,
 # environment, and the plugin's sha256 against the file's when PLUGIN is a
 # file.
@@ -50,6 +52,12 @@ string(JSON result GET "${report}" result)
 string(JSON count LENGTH "${report}" scenarios)
 if(DEFINED COUNT AND NOT count EQUAL COUNT)
   message(FATAL_ERROR "expected ${COUNT} results, the report has ${count}")
+endif()
+if(DEFINED PASSED)
+  string(JSON passed GET "${report}" summary pass)
+  if(NOT passed EQUAL PASSED)
+    message(FATAL_ERROR "expected ${PASSED} passing scenarios, the report has ${passed}")
+  endif()
 endif()
 
 foreach(field toolVersion gitCommit utcTime host)

@@ -24,6 +24,7 @@ const std::vector<Scenario>& catalogue() {
     addReplayScenarios(out);
     addNcclScenarios(out);
     addRmaScenarios(out);
+    addRmaCudaScenarios(out);
     return out;
   }();
   return all;

@@ -71,5 +71,6 @@ void addFaultScenarios(std::vector<Scenario>& out);
 void addReplayScenarios(std::vector<Scenario>& out);
 void addNcclScenarios(std::vector<Scenario>& out);
 void addRmaScenarios(std::vector<Scenario>& out);
+void addRmaCudaScenarios(std::vector<Scenario>& out);
 
 }  // namespace conformance

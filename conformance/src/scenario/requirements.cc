@@ -108,6 +108,8 @@ std::optional<std::string> unmetRequirement(const Requirements& needs, const Cap
   if (!needs.cudaMemory && !needs.dmaBuf) return std::nullopt;
   if (!caps.gpus.available)
     return "requires CUDA device memory: no GPU: CUDA driver " + caps.gpus.whyNot;
+  // The RMA table has properties of its own: its scenario asks them.
+  if (needs.rmaTable) return std::nullopt;
   if (!(caps.ptrSupport & NCCL_PTR_CUDA))
     return format("requires CUDA device memory: the plugin does not advertise NCCL_PTR_CUDA (0x%x)",
                   caps.ptrSupport);

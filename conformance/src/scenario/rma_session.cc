@@ -47,11 +47,12 @@ RmaSession::~RmaSession() {
   if (init_ != nullptr) table_->finalize(init_);
 }
 
-void* RmaSession::reg(void* data, size_t size, Rule rule) {
+void* RmaSession::reg(void* data, size_t size, Rule rule, int type) {
   void* mhandle = nullptr;
-  c_.activity(format("RMA regMrSym(%zu B)", size));
-  CONF_OK(table_->regMrSym(collComm_, data, size, NCCL_PTR_HOST, 0, &mhandle), rule,
-          format("RMA regMrSym(%zu B of host memory)", size));
+  const char* memory = type == NCCL_PTR_CUDA ? "GPU" : "host";
+  c_.activity(format("RMA regMrSym(%zu B of %s memory)", size, memory));
+  CONF_OK(table_->regMrSym(collComm_, data, size, type, 0, &mhandle), rule,
+          format("RMA regMrSym(%zu B of %s memory)", size, memory));
   CONF_EXPECT(mhandle != nullptr, rule, "RMA regMrSym() returned success and no mhandle");
   mhandles_.push_back(mhandle);
   return mhandle;
@@ -143,10 +144,16 @@ void RmaSession::wait(void* request, const std::string& what, Rule rule) {
 
 uint64_t RmaSession::awaitSignal(const volatile uint64_t* word, uint64_t expected,
                                  const std::string& what, Rule rule) {
+  return awaitSignal([word] { return __atomic_load_n(word, __ATOMIC_ACQUIRE); }, expected, what,
+                     rule);
+}
+
+uint64_t RmaSession::awaitSignal(const std::function<uint64_t()>& read, uint64_t expected,
+                                 const std::string& what, Rule rule) {
   c_.activity("waiting for " + what);
   double end = nowSeconds() + c_.waitLimit();
   for (uint64_t polls = 1;; polls++) {
-    uint64_t seen = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+    uint64_t seen = read();
     if (seen >= expected) return seen;
     progress(rule);
     if (polls % 64 == 0) {

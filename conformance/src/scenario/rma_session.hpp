@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,8 +35,9 @@ class RmaSession {
   int rank() const { return c_.rank(); }
   int nranks() const { return c_.nranks(); }
 
-  // Collective: every rank registers its own `data` (sizes may differ).
-  void* reg(void* data, size_t size, Rule rule);
+  // Collective: every rank registers its own `data` (sizes may differ), of
+  // `type` NCCL_PTR_HOST or NCCL_PTR_CUDA.
+  void* reg(void* data, size_t size, Rule rule, int type = NCCL_PTR_HOST);
   void dereg(void* mhandle);
 
   // Posted; a NULL request on success breaks rule RmaRequestsReturned.
@@ -58,6 +60,9 @@ class RmaSession {
   // driving progress meanwhile; breaks `rule` after the wait limit.
   uint64_t awaitSignal(const volatile uint64_t* word, uint64_t expected, const std::string& what,
                        Rule rule);
+  // The same for a word only `read` can see (GPU memory, through the driver).
+  uint64_t awaitSignal(const std::function<uint64_t()>& read, uint64_t expected,
+                       const std::string& what, Rule rule);
 
  private:
   Ctx& c_;

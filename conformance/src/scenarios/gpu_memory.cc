@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "ncclnet/cuda_driver.hpp"
+#include "scenario/gpu_buffer.hpp"
 #include "scenario/registrations.hpp"
 #include "scenario/registry.hpp"
 
@@ -20,102 +21,6 @@ namespace conformance {
 namespace {
 
 namespace cu = ncclnet::cuda;
-
-constexpr size_t kGuard = 4096;
-constexpr unsigned char kGuardByte = 0xCB;
-constexpr size_t kGranule = size_t(2) << 20;  // cuMemAlloc's alignment for large blocks
-
-// A cuMemAlloc'd message buffer between two guard zones, on this rank's
-// GPU. Its bytes are set and checked through host copies, with Buffer's
-// patterns, so a message is the same pattern in host and GPU memory.
-class GpuBuffer {
- public:
-  GpuBuffer(Ctx& c, const cu::Driver& driver, size_t size) : size_(size) {
-    int device = c.rank() % driver.deviceCount();
-    // Whole 2 MiB blocks: the page-aligned ranges a dma-buf covers stay
-    // inside the allocation.
-    size_t bytes = (size + 2 * kGuard + kGranule - 1) / kGranule * kGranule;
-    std::string why;
-    mem_ = cu::DeviceBuffer::allocate(driver, device, bytes, &why);
-    if (mem_ == nullptr) skip("cannot allocate %zu B of GPU memory: %s", bytes, why.c_str());
-    check(mem_->fill(kGuardByte, &why), why);
-  }
-
-  char* data() const { return static_cast<char*>(mem_->data()) + kGuard; }
-  size_t size() const { return size_; }
-
-  void fill(uint64_t seed, size_t offset, size_t length) {
-    Buffer staging(length);
-    staging.fill(seed);
-    std::string why;
-    check(mem_->upload(kGuard + offset, staging.data(), length, &why), why);
-  }
-  void clear(unsigned char byte) {
-    std::vector<unsigned char> bytes(size_, byte);
-    std::string why;
-    check(mem_->upload(kGuard, bytes.data(), size_, &why), why);
-  }
-  // The first wrong offset of a `seed` message at `offset`, or kMismatch.
-  size_t verify(uint64_t seed, size_t offset, size_t length) const {
-    Buffer staging(length);
-    std::string why;
-    check(mem_->download(kGuard + offset, staging.data(), length, &why), why);
-    return staging.verify(seed, 0, length);
-  }
-  // True when [offset, offset + length) still holds `byte`.
-  bool untouched(unsigned char byte, size_t offset, size_t length, size_t* where) const {
-    std::vector<unsigned char> bytes(length);
-    std::string why;
-    check(mem_->download(kGuard + offset, bytes.data(), length, &why), why);
-    for (size_t i = 0; i < length; i++) {
-      if (bytes[i] == byte) continue;
-      *where = offset + i;
-      return false;
-    }
-    return true;
-  }
-  // True when nothing wrote into the guard zones; *where relative to data().
-  bool guardsIntact(long* where) const {
-    std::vector<unsigned char> before(kGuard), after(kGuard);
-    std::string why;
-    check(mem_->download(0, before.data(), kGuard, &why), why);
-    check(mem_->download(kGuard + size_, after.data(), kGuard, &why), why);
-    for (size_t i = 0; i < kGuard; i++) {
-      if (before[i] != kGuardByte) {
-        *where = static_cast<long>(i) - static_cast<long>(kGuard);
-        return false;
-      }
-      if (after[i] != kGuardByte) {
-        *where = static_cast<long>(size_ + i);
-        return false;
-      }
-    }
-    return true;
-  }
-
-  // A dma-buf fd over the pages holding [data() + offset, + length), as
-  // NCCL exports one; *fdOffset is where that first byte sits in it.
-  int exportPages(const cu::Driver& driver, size_t offset, size_t length, uint64_t* fdOffset) {
-    auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-    auto addr = reinterpret_cast<uintptr_t>(data() + offset);
-    uintptr_t begin = addr & ~(page - 1);
-    uintptr_t end = (addr + std::max<size_t>(length, 1) + page - 1) & ~(page - 1);
-    std::string why;
-    int fd = driver.exportDmaBuf(begin, end - begin, &why);
-    check(fd >= 0, why);
-    *fdOffset = addr - begin;
-    return fd;
-  }
-
- private:
-  // A CUDA failure is the harness's, not the plugin's: reported as such.
-  static void check(bool ok, const std::string& why) {
-    if (!ok) throw std::runtime_error("CUDA: " + why);
-  }
-
-  size_t size_;
-  std::unique_ptr<cu::DeviceBuffer> mem_;
-};
 
 // regMrDmaBuf of [offset, offset + length) of `buf`, with the fd closed
 // right after the call, as NCCL closes it.
