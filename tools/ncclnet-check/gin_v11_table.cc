@@ -153,7 +153,10 @@ ncclResult_t queryLastError(void* ginCtx, bool* hasError) {
 }
 
 ncclResult_t finalize(void* ctx) {
-  return inner->finalize(ctx);
+  ncclResult_t res = inner->finalize(ctx);
+  S().trace().line("%s.finalize rc=%d", S().prefix(), static_cast<int>(res));
+  S().trace().flush();  // as the net table's finalize does
+  return res;
 }
 
 }  // namespace

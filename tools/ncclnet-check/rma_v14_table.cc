@@ -181,7 +181,10 @@ ncclResult_t queryLastError(void* rmaCtx, bool* hasError) {
 }
 
 ncclResult_t finalize(void* ctx) {
-  return inner->finalize(ctx);
+  ncclResult_t res = inner->finalize(ctx);
+  S().trace().line("%s.finalize rc=%d", S().prefix(), static_cast<int>(res));
+  S().trace().flush();  // as the net table's finalize does
+  return res;
 }
 
 // The requests NCCL may keep outstanding per peer: 32 x maxRecvs of the

@@ -5,12 +5,15 @@
 // draws none; around sdk-socket's real RMA and GIN tables, none either.
 // The checker reads its environment when it is loaded: ctest runs each
 // test in a process of its own.
+#include <dirent.h>
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -344,6 +347,45 @@ TEST_F(OneSided, NamesThatDifferAreRule70) {
                   "\"sdk-rma-defects\""),
             1)
       << allLines();
+}
+
+// ---- the trace -------------------------------------------------------------------
+
+// Each rank's registration order, for comparing ranks by hand (rule 71).
+TEST_F(OneSided, TraceRecordsTheSetupInOrder) {
+  char dir[] = "/tmp/ncclnet-check-one-sided-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  setenv("NCCLNET_CHECK_TRACE", dir, 1);
+  load(NCCLNET_RMA_DEFECTS_PLUGIN);
+  openRma();
+  closeRma();
+  std::vector<std::string> traced;
+  std::string file;
+  if (DIR* d = opendir(dir)) {
+    while (dirent* entry = readdir(d)) {
+      if (entry->d_name[0] != '.') file = std::string(dir) + "/" + entry->d_name;
+    }
+    closedir(d);
+  }
+  ASSERT_FALSE(file.empty());
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) {
+    size_t space = line.find(' ');
+    if (line[0] != '#' && space != std::string::npos) traced.push_back(line.substr(space + 1));
+  }
+  unlink(file.c_str());
+  rmdir(dir);
+  const std::vector<std::string> expected = {"rma.init rc=0",
+                                             "rma.connect cc=1 nranks=1 rank=0 rc=0",
+                                             "rma.regMrSym cc=1 m=1 size=4096 type=1 flags=0 rc=0",
+                                             "rma.regMrSym cc=1 m=2 size=4096 type=1 flags=0 rc=0",
+                                             "rma.regMrSym cc=1 m=3 size=8 type=1 flags=0 rc=0",
+                                             "rma.deregMrSym cc=1 m=1 rc=0",
+                                             "rma.deregMrSym cc=1 m=2 rc=0",
+                                             "rma.deregMrSym cc=1 m=3 rc=0",
+                                             "rma.closeColl cc=1 rc=0",
+                                             "rma.finalize rc=0"};
+  EXPECT_EQ(traced, expected);
 }
 
 // ---- a real plugin ---------------------------------------------------------------
