@@ -32,6 +32,8 @@ struct Wrapped {
   void* table;
 };
 Wrapped wrapped[] = {{"ncclRmaPlugin_v14", fillRmaV14Table, nullptr},
+                     {"ncclRmaPlugin_v13", fillRmaV13Table, nullptr},
+                     {"ncclGinPlugin_v13", fillGinV13Table, nullptr},
                      {"ncclGinPlugin_v11", fillGinV11Table, nullptr}};
 
 }  // namespace

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // ncclnet-check: the one-sided tables the checker judges rather than only
-// forwards: ncclRmaPlugin_v14 (what NCCL 2.30.7+ loads) and ncclGinPlugin_v11
-// (what NCCL 2.28 loads from the net plugin's library). Each is the checker's
+// forwards: ncclRmaPlugin_v14 (what NCCL 2.30.7+ loads), ncclRmaPlugin_v13
+// and ncclGinPlugin_v13 (2.30.7 without v14; 2.30.3's GIN proxy) and
+// ncclGinPlugin_v11 (what NCCL 2.28 loads from the net plugin's library;
+// GIN v12, 2.29.7's, passes through). Each is the checker's
 // own table over the wrapped plugin's: the same name, a NULL member where
 // the wrapped plugin's is NULL, every call forwarded and judged on the way
 // (rma_ledger.hpp). The other GIN, RMA and CollNet versions pass through
@@ -30,6 +32,8 @@ void fillOneSidedTables();
 // `inner` and returns it.
 void* fillRmaV14Table(const void* inner);
 void* fillGinV11Table(const void* inner);
+void* fillRmaV13Table(const void* inner);  // v13_table.cc, both of the v13 layout
+void* fillGinV13Table(const void* inner);
 
 // For the indirect-function resolver of `symbol`: whether the checker wraps
 // that version (`*wraps`), and then its table, or nullptr where the wrapped

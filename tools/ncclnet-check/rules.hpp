@@ -42,7 +42,7 @@ inline constexpr const CheckRule& kGarbageHandlesRejected = ruleInfo(Rule::Garba
 // mhandles are ones regMr returned on the same comm and not yet deregistered.
 inline constexpr const CheckRule& kBadMhandlesRejected = ruleInfo(Rule::BadMhandlesRejected);
 
-// The one-sided tables (ncclRmaPlugin_v14, ncclGinPlugin_v11; one_sided.hpp).
+// The one-sided tables the checker judges (one_sided.hpp).
 // Members NCCL calls without a NULL check, one name across the library's
 // one-sided tables, and devices NCCL's proxy can drive: GIN_PROXY (or, for
 // GIN, a type NCCL has device code for), a power-of-two maxRecvs, host memory.

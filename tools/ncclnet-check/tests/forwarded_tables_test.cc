@@ -5,8 +5,8 @@
 // same version with and without the checker (src/plugin/rma.cc
 // ncclRmaPluginLoad takes the first version found). Found means the wrapped
 // plugin's own table, or for the versions the checker judges
-// (one_sided.hpp: ncclRmaPlugin_v14, ncclGinPlugin_v11) the checker's own
-// table of the same name.
+// (one_sided.hpp: ncclRmaPlugin_v14 and _v13, ncclGinPlugin_v13 and _v11)
+// the checker's own table of the same name.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -26,8 +26,11 @@ const char* const kTables[] = {
 };
 
 bool judged(const char* table) {
-  return std::strcmp(table, "ncclRmaPlugin_v14") == 0 ||
-         std::strcmp(table, "ncclGinPlugin_v11") == 0;
+  for (const char* name :
+       {"ncclRmaPlugin_v14", "ncclRmaPlugin_v13", "ncclGinPlugin_v13", "ncclGinPlugin_v11"}) {
+    if (std::strcmp(table, name) == 0) return true;
+  }
+  return false;
 }
 
 struct Library {

@@ -56,8 +56,12 @@ class OneSided : public ::testing::Test {
     ASSERT_NE(lib_, nullptr) << dlerror();
     rma_ = static_cast<ncclRma_v14_t*>(dlsym(lib_, "ncclRmaPlugin_v14"));
     gin_ = static_cast<ncclGin_v11_t*>(dlsym(lib_, "ncclGinPlugin_v11"));
+    rma13_ = static_cast<ncclGin_v13_t*>(dlsym(lib_, "ncclRmaPlugin_v13"));
+    gin13_ = static_cast<ncclGin_v13_t*>(dlsym(lib_, "ncclGinPlugin_v13"));
     ASSERT_NE(rma_, nullptr);
     ASSERT_NE(gin_, nullptr);
+    ASSERT_NE(rma13_, nullptr);
+    ASSERT_NE(gin13_, nullptr);
   }
 
   // One rank: init, every device's properties, a collComm, one context and
@@ -166,7 +170,56 @@ class OneSided : public ::testing::Test {
     return results;
   }
 
+  // The v13 layout (ncclRmaPlugin_v13 or ncclGinPlugin_v13): a session as
+  // openRma's, then one of each data call and `puts` puts outstanding at
+  // once, each tested to the end; counts the data calls that failed.
+  void v13Session(ncclGin_v13_t* t, int puts, int* failed) {
+    ASSERT_EQ(t->init(&ctx_, 1, captureLogger), ncclSuccess);
+    ncclNetProperties_v12_t props{};
+    ASSERT_EQ(t->getProperties(0, &props), ncclSuccess);
+    char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
+    ASSERT_EQ(t->listen(ctx_, 0, handle, &listen_), ncclSuccess);
+    void* handles[1] = {handle};
+    ASSERT_EQ(t->connect(ctx_, handles, 1, 0, listen_, &coll_), ncclSuccess);
+    ncclGinConfig_v13_t config{0, 0, 1, 0, -1};
+    ncclNetDeviceHandle_v11_t* devHandle = nullptr;
+    ASSERT_EQ(t->createContext(coll_, &config, &rmaCtx_, &devHandle), ncclSuccess);
+    void* ginHandle = nullptr;
+    ASSERT_EQ(t->regMrSym(coll_, src_, sizeof(src_), NCCL_PTR_HOST, 0, &srcMr_, &ginHandle),
+              ncclSuccess);
+    ASSERT_EQ(t->regMrSym(coll_, dst_, sizeof(dst_), NCCL_PTR_HOST, 0, &dstMr_, &ginHandle),
+              ncclSuccess);
+    ASSERT_EQ(
+        t->regMrSym(coll_, &signal_, sizeof(signal_), NCCL_PTR_HOST, 0, &signalMr_, &ginHandle),
+        ncclSuccess);
+    std::vector<void*> requests(3, nullptr);
+    *failed = 0;
+    *failed += t->iput(rmaCtx_, 0, 0, srcMr_, 64, 0, dstMr_, 0, &requests[0]) != ncclSuccess;
+    *failed += t->iputSignal(rmaCtx_, 0, 0, srcMr_, 64, 64, dstMr_, 0, 0, signalMr_, 0,
+                             NCCL_NET_SIGNAL_OP_INC, &requests[1]) != ncclSuccess;
+    *failed += t->iget(rmaCtx_, 0, 0, dstMr_, 64, 128, srcMr_, 0, &requests[2]) != ncclSuccess;
+    for (int i = 0; i < puts; i++) {
+      void* request = nullptr;
+      *failed += t->iput(rmaCtx_, 0, i % 64, srcMr_, 8, i % 64, dstMr_, 0, &request) != ncclSuccess;
+      requests.push_back(request);
+    }
+    void* flush = nullptr;
+    ASSERT_EQ(t->iflush(rmaCtx_, 0, srcMr_, 0, &flush), ncclSuccess);
+    requests.push_back(flush);
+    requests.erase(std::remove(requests.begin(), requests.end(), nullptr), requests.end());
+    waitAll(t, &requests);
+    EXPECT_EQ(t->deregMrSym(coll_, srcMr_), ncclSuccess);
+    EXPECT_EQ(t->deregMrSym(coll_, dstMr_), ncclSuccess);
+    EXPECT_EQ(t->deregMrSym(coll_, signalMr_), ncclSuccess);
+    EXPECT_EQ(t->destroyContext(rmaCtx_), ncclSuccess);
+    EXPECT_EQ(t->closeColl(coll_), ncclSuccess);
+    EXPECT_EQ(t->closeListen(listen_), ncclSuccess);
+    EXPECT_EQ(t->finalize(ctx_), ncclSuccess);
+  }
+
   void* lib_ = nullptr;
+  ncclGin_v13_t* rma13_ = nullptr;
+  ncclGin_v13_t* gin13_ = nullptr;
   ncclRma_v14_t* rma_ = nullptr;
   ncclGin_v11_t* gin_ = nullptr;
   void* ctx_ = nullptr;
@@ -293,6 +346,45 @@ TEST_F(OneSided, GinRefusalBelowTheLimitIsRule76) {
   EXPECT_EQ(lines(kRule76), 1) << allLines();
 }
 
+TEST_F(OneSided, V13CorrectEngineDrawsNothing) {
+  load(NCCLNET_RMA_DEFECTS_PLUGIN);
+  int failed = 0;
+  v13Session(rma13_, 32, &failed);
+  EXPECT_EQ(failed, 0);
+  v13Session(gin13_, 32, &failed);
+  EXPECT_EQ(failed, 0);
+  EXPECT_EQ(violations(), 0) << allLines();
+}
+
+TEST_F(OneSided, V13NullRequestIsRule76) {
+  load(NCCLNET_RMA_DEFECTS_PLUGIN, "null-request");
+  int failed = 0;
+  v13Session(rma13_, 1, &failed);
+  v13Session(gin13_, 1, &failed);
+  // iput, iputSignal, iget and the one put, through each table.
+  EXPECT_EQ(lines(kRule76), 8) << allLines();
+  EXPECT_EQ(lines("iget returned ncclSuccess with a NULL request"), 2) << allLines();
+  EXPECT_EQ(lines("ncclRmaPlugin_v13 collComm #1"), 4) << allLines();
+  EXPECT_EQ(lines("ncclGinPlugin_v13 collComm #1"), 4) << allLines();
+}
+
+TEST_F(OneSided, V13RefusalBelowTheLimitIsRule76) {
+  load(NCCLNET_RMA_DEFECTS_PLUGIN, "refuse-at=2");
+  int failed = 0;
+  v13Session(rma13_, 1, &failed);  // the iget and the put are refused with 2 outstanding
+  EXPECT_EQ(failed, 2);
+  EXPECT_EQ(lines(kRule76), 2) << allLines();
+}
+
+TEST_F(OneSided, V13OddMaxRecvsIsRule70) {
+  load(NCCLNET_RMA_DEFECTS_PLUGIN, "odd-maxrecvs");
+  int failed = 0;
+  v13Session(rma13_, 0, &failed);
+  v13Session(gin13_, 0, &failed);
+  EXPECT_EQ(lines("ncclRmaPlugin_v13 device 0 has maxRecvs 3"), 1) << allLines();
+  EXPECT_EQ(lines("ncclGinPlugin_v13 device 0 has maxRecvs 3"), 1) << allLines();
+}
+
 // ---- rule 70 -------------------------------------------------------------------
 
 TEST_F(OneSided, OddMaxRecvsIsRule70Once) {
@@ -397,6 +489,17 @@ TEST_F(OneSided, SdkSocketDrawsNothing) {
   rmaEachCall();
   for (ncclResult_t res : rmaPuts(32)) EXPECT_EQ(res, ncclSuccess);
   closeRma();
+  EXPECT_EQ(violations(), 0) << allLines();
+}
+
+TEST_F(OneSided, SdkSocketV13DrawsNothing) {
+  setenv("NCCL_SOCKET_IFNAME", "lo", 1);
+  load(NCCLNET_SOCKET_PLUGIN);
+  int failed = 0;
+  v13Session(rma13_, 32, &failed);
+  EXPECT_EQ(failed, 0);
+  v13Session(gin13_, 32, &failed);
+  EXPECT_EQ(failed, 0);
   EXPECT_EQ(violations(), 0) << allLines();
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // sdk-rma-defects: a one-sided engine inside one process, for the checker's
-// one-sided tests: an ncclRmaPlugin_v14 and an ncclGinPlugin_v11 over the
-// same functions, beside sdk-testnet's net tables. Puts copy at once
+// one-sided tests: ncclRmaPlugin_v14, ncclRmaPlugin_v13, ncclGinPlugin_v13
+// and ncclGinPlugin_v11 over the same functions, beside sdk-testnet's net
+// tables. Puts copy at once
 // between the registrations of rank 0 (the only rank), and test() reports
 // a request done at its first call. NCCLNET_RMA_DEFECT, read when the
 // library loads, breaks one thing the checker judges:
@@ -186,9 +187,47 @@ ncclResult_t ginIputSignal(void* coll, uint64_t srcOff, void* src, size_t size, 
                     true, request);
 }
 
+// GIN v13 / RMA v13: the v14 engine with GIN v13's context and signal.
+ncclResult_t v13CreateContext(void*, ncclGinConfig_v13_t*, void** ginCtx,
+                              ncclNetDeviceHandle_v11_t** dev) {
+  *ginCtx = &ctxToken;
+  if (dev != nullptr) *dev = nullptr;
+  return ncclSuccess;
+}
+ncclResult_t v13IputSignal(void* ctx, int context, uint64_t srcOff, void* src, size_t size,
+                           uint64_t dstOff, void* dst, uint32_t rank, uint64_t signalOff,
+                           void* signalMr, uint64_t value, uint32_t op, void** request) {
+  return iputSignal(ctx, context, srcOff, src, size, dstOff, dst, rank, signalOff, signalMr, value,
+                    op, true, request);
+}
+// One v13 table, exported under both of its names.
+constexpr ncclGin_v13_t kV13 = {"sdk-rma-defects",
+                                initAny,
+                                devices,
+                                getProperties<ncclNetProperties_v12_t>,
+                                listen,
+                                connect,
+                                v13CreateContext,
+                                ginRegMrSym,
+                                ginRegMrSymDmaBuf,
+                                deregMrSym,
+                                nothing,
+                                nothing,
+                                nothing,
+                                iput,
+                                v13IputSignal,
+                                iget,
+                                iflush,
+                                test,
+                                nothing,
+                                queryLastError,
+                                nothing};
+
 }  // namespace
 
 extern "C" {
+__attribute__((visibility("default"))) ncclRma_v13_t ncclRmaPlugin_v13 = kV13;
+__attribute__((visibility("default"))) ncclGin_v13_t ncclGinPlugin_v13 = kV13;
 __attribute__((visibility("default")))
 ncclRma_v14_t ncclRmaPlugin_v14 = {"sdk-rma-defects",
                                    initAny,
