@@ -88,6 +88,13 @@ class Checker {
   // Violations reported so far (tests, and the line at finalize).
   uint64_t violations() const { return reporter_.count(); }
 
+  // ---- for the one-sided tables (one_sided.hpp) ----
+  // Their init starts the checker as the net table's init does (knobs,
+  // logger, trace, watchdog; once per process): NCCL may init them first.
+  ncclResult_t startFor(ncclDebugLogger_t logFn) { return start(logFn); }
+  Reporter& reporter() { return reporter_; }
+  Trace& trace() { return trace_; }
+
  private:
   Checker() = default;
   ~Checker();

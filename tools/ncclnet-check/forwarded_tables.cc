@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// ncclnet-check: the wrapped plugin's GIN, RMA and CollNet tables, passed
-// through unchanged, so that a plugin run under the checker keeps them.
+// ncclnet-check: the wrapped plugin's GIN, RMA and CollNet tables, found
+// where the wrapped plugin has them, so that a plugin run under the checker
+// keeps them: passed through unchanged, or judged (one_sided.hpp).
 //
 // NCCL looks for these tables in the library it loaded as the net plugin,
 // which is this one (docs/gin-rma.md): CollNet in src/plugin/net.cc
@@ -14,16 +15,21 @@
 // at run time; an indirect-function symbol (STT_GNU_IFUNC) can: dlsym returns
 // what its resolver returns, at lookup time, after this library's
 // constructor has loaded the wrapped plugin. The resolver returns the
-// wrapped plugin's own table, or nullptr.
+// wrapped plugin's own table, or nullptr; for the versions the checker
+// judges (one_sided.hpp), the checker's own table over it, or nullptr.
 #include "checker.hpp"
 #include "ncclnet/abi/collnet.h"
 #include "ncclnet/abi/gin.h"
 #include "ncclnet/abi/rma.h"
+#include "one_sided.hpp"
 
 namespace {
 using Resolved = void (*)();
 Resolved innerTable(const char* symbol) {
-  return reinterpret_cast<Resolved>(ncclnet::check::Checker::instance().innerSymbol(symbol));
+  bool wraps = false;
+  void* own = ncclnet::check::wrappedTable(symbol, &wraps);
+  return reinterpret_cast<Resolved>(
+      wraps ? own : ncclnet::check::Checker::instance().innerSymbol(symbol));
 }
 }  // namespace
 

@@ -41,6 +41,15 @@ inline constexpr const CheckRule& kIrecvConsumedAccepted = ruleInfo(Rule::IrecvC
 inline constexpr const CheckRule& kGarbageHandlesRejected = ruleInfo(Rule::GarbageHandlesRejected);
 // mhandles are ones regMr returned on the same comm and not yet deregistered.
 inline constexpr const CheckRule& kBadMhandlesRejected = ruleInfo(Rule::BadMhandlesRejected);
+
+// The one-sided tables the checker judges (one_sided.hpp).
+// Members NCCL calls without a NULL check, one name across the library's
+// one-sided tables, and devices NCCL's proxy can drive: GIN_PROXY (or, for
+// GIN, a type NCCL has device code for), a power-of-two maxRecvs, host memory.
+inline constexpr const CheckRule& kRmaTableComplete = ruleInfo(Rule::RmaTableComplete);
+// A successful iput, iputSignal or iget returns a fresh request, and none is
+// refused while fewer than 32 x maxRecvs are outstanding to its peer.
+inline constexpr const CheckRule& kRmaRequestsReturned = ruleInfo(Rule::RmaRequestsReturned);
 }  // namespace rules
 
 }  // namespace ncclnet::check

@@ -23,6 +23,7 @@
 #include "ncclnet/detail/abi_versions.hpp"
 #include "ncclnet/detail/net_table.hpp"
 #include "ncclnet/detail/properties.hpp"
+#include "one_sided.hpp"
 
 namespace {
 
@@ -215,10 +216,12 @@ void fillTables() {
 #undef NCCLNET_CHECK_FILL
 }
 
-// Runs inside dlopen: loads the wrapped plugin, then names the tables after it.
+// Runs inside dlopen: loads the wrapped plugin, then names the tables after
+// it and lays the checker's one-sided tables over its own.
 __attribute__((constructor)) void loadWrappedPlugin() {
   C().load();
   fillTables();
+  ncclnet::check::fillOneSidedTables();
 }
 
 }  // namespace
