@@ -14,6 +14,10 @@ namespace conformance {
 RmaSession::RmaSession(Ctx& c, int nContexts, Rule rule) : c_(c) {
   table_ = static_cast<const ncclRma_v14_t*>(c.plugin().symbol("ncclRmaPlugin_v14"));
   if (table_ == nullptr) skip("the library exports no ncclRmaPlugin_v14");
+  // NCCL has its net plugin initialized for the communicator before it
+  // sets up GIN or RMA on it (src/init.cc), and a vendor's RMA may rely on
+  // that (aws-ofi-nccl's refuses otherwise).
+  c.comm();
   c.activity("RMA init()");
   uint64_t commId = 0x52aa0000ull;  // the same on every rank, as NCCL's comm hash
   CONF_OK(table_->init(&init_, commId, pluginLogger()), rule, "RMA init()");

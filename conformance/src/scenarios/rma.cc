@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "harness/wire.hpp"
+#include "scenario/plugin_log.hpp"
 #include "scenario/registry.hpp"
 #include "scenario/rma_session.hpp"
 
@@ -67,8 +68,10 @@ void tableComplete(Ctx& c) {
                 "%s.name is \"%s\", ncclRmaPlugin_v14.name \"%s\"", symbol,
                 *table ? *table : "(null)", v14->name);
   }
+  // As NCCL: the net plugin first, and a logger (NCCL always passes one).
+  c.comm();
   void* ctx = nullptr;
-  CONF_OK(v14->init(&ctx, 0x52aa0001ull, nullptr), rule, "RMA init()");
+  CONF_OK(v14->init(&ctx, 0x52aa0001ull, pluginLogger()), rule, "RMA init()");
   int ndev = 0;
   CONF_OK(v14->devices(&ndev), rule, "RMA devices()");
   CONF_EXPECT(ndev >= 1, rule, "RMA devices() reports %d devices", ndev);

@@ -31,6 +31,7 @@ int rankMain(int rank, const RankOptions& options, const std::function<int(RankE
   // SDK_SOCKET_PLUGIN: where ctest says the library is (a staged tree).
   const char* path = std::getenv("SDK_SOCKET_PLUGIN");
   env.library = ::dlopen(path != nullptr ? path : SDK_SOCKET_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
+  if (env.library == nullptr) std::fprintf(stderr, "rank %d: dlopen: %s\n", rank, ::dlerror());
   RANK_CHECK(env, env.library != nullptr);
   int ndev = 0;
   if (options.gin11) {
