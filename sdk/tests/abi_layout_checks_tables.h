@@ -42,6 +42,13 @@ CHECK_MEMBER(ncclRma_v14_t, createContext, 6);
 CHECK_MEMBER(ncclRma_v14_t, iputSignal, 14);
 CHECK_MEMBER(ncclRma_v14_t, rmaProgress, 18);
 CHECK_SIZE(ncclRmaConfig_v14_t, 12);
+/* RMA v15: v14's members, optFlags added to iput, iputSignal and iget
+ * (aws-ofi-nccl v1.21.1's vendored rma_v15.h). */
+CHECK_TABLE(ncclRma_v15_t, 21);
+CHECK_MEMBER(ncclRma_v15_t, iput, 13);
+CHECK_MEMBER(ncclRma_v15_t, iget, 15);
+CHECK_MEMBER(ncclRma_v15_t, finalize, 20);
+CHECK_SIZE(ncclRmaConfig_v15_t, 12);
 
 /* CollNet: iallgather/ireducescatter from v8, makeVDevice from v9,
  * finalize from v11. */

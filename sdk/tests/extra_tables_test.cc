@@ -151,7 +151,7 @@ TEST(ExtraTables, WithoutTheNetTableOnlyTheKeptLibraryIsSearched) {
 }
 
 TEST(ExtraTables, ExportedTablesIncludeVersionsTheSdkDoesNotKnow) {
-  std::set<std::string> symbols = {"ncclRmaPlugin_v15", "ncclRmaPlugin_v14", "ncclGinPlugin_v11",
+  std::set<std::string> symbols = {"ncclRmaPlugin_v16", "ncclRmaPlugin_v14", "ncclGinPlugin_v11",
                                    "ncclCollNetPlugin_v5", "ncclNetPlugin_v12"};
   std::vector<ExportedTable> t =
       exportedExtraTables([&](const std::string& s) { return symbols.count(s) > 0; });
@@ -160,7 +160,7 @@ TEST(ExtraTables, ExportedTablesIncludeVersionsTheSdkDoesNotKnow) {
   EXPECT_EQ(t[0].layout, ncclnet::host::TableLayout::Older);
   EXPECT_EQ(t[1].symbol, "ncclGinPlugin_v11");
   EXPECT_EQ(t[1].layout, ncclnet::host::TableLayout::Known);
-  EXPECT_EQ(t[2].symbol, "ncclRmaPlugin_v15");
+  EXPECT_EQ(t[2].symbol, "ncclRmaPlugin_v16");
   EXPECT_EQ(t[2].layout, ncclnet::host::TableLayout::Newer);
   EXPECT_EQ(t[3].symbol, "ncclRmaPlugin_v14");
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// NCCLNET_EXPORT_RMA_PLUGIN: one class, five tables. Each table is driven
+// NCCLNET_EXPORT_RMA_PLUGIN: one class, six tables. Each table is driven
 // the way its NCCL drives it (plugin/gin/gin_v11.cc, gin_v12.cc,
 // plugin/rma/rma_v13.cc, rma_v14.cc) and the class must see the v14
 // semantics: the context and connection it was given, the signal's
@@ -286,6 +286,39 @@ TEST_F(RmaExports, V14PassesTheSignalsStrength) {
       << "op 3 is neither INC nor ADD";
   ASSERT_EQ(ncclRmaPlugin_v14.destroyContext(rmaCtx), ncclSuccess);
   ASSERT_EQ(ncclRmaPlugin_v14.closeColl(comm), ncclSuccess);
+}
+
+// v15 is v14 with optFlags: the hint changes nothing the class sees.
+TEST_F(RmaExports, V15IsV14WithAHint) {
+  void* ctx = init(ncclRmaPlugin_v15);
+  void* comm = connect(ncclRmaPlugin_v15, ctx);
+  ncclRmaConfig_v15_t config{2, NCCL_NET_TRAFFIC_CLASS_UNDEF, 1};
+  void* rmaCtx = nullptr;
+  ASSERT_EQ(ncclRmaPlugin_v15.createContext(comm, &config, &rmaCtx), ncclSuccess);
+  void* request = nullptr;
+  for (uint32_t flags : {0u, uint32_t(NCCL_RMA_OPT_FLAGS_AGGREGATE_REQUESTS)}) {
+    ASSERT_EQ(ncclRmaPlugin_v15.iputSignal(rmaCtx, 1, 0, &regionToken, 8, 0, &regionToken, 3, 0,
+                                           &regionToken, 5, NCCL_GIN_SIGNAL_OP_ADD, false, flags,
+                                           &request),
+              ncclSuccess);
+    EXPECT_EQ(request, &requestToken);
+    EXPECT_FALSE(seen.signal.strong);
+    EXPECT_EQ(seen.signal.value, 5u);
+    EXPECT_EQ(seen.context, 1);
+    EXPECT_EQ(seen.rank, 3u);
+    request = nullptr;
+    ASSERT_EQ(
+        ncclRmaPlugin_v15.iput(rmaCtx, 0, 0, &regionToken, 8, 0, &regionToken, 2, flags, &request),
+        ncclSuccess);
+    EXPECT_EQ(seen.rank, 2u);
+    ASSERT_EQ(
+        ncclRmaPlugin_v15.iget(rmaCtx, 1, 0, &regionToken, 8, 0, &regionToken, 1, flags, &request),
+        ncclSuccess);
+    EXPECT_EQ(seen.rank, 1u);
+    EXPECT_EQ(seen.context, 1);
+  }
+  ASSERT_EQ(ncclRmaPlugin_v15.destroyContext(rmaCtx), ncclSuccess);
+  ASSERT_EQ(ncclRmaPlugin_v15.closeColl(comm), ncclSuccess);
 }
 
 TEST_F(RmaExports, SuccessWithoutARequestIsRefused) {

@@ -84,7 +84,7 @@
 #include "ncclnet/detail/rma_exports.hpp"
 #include "ncclnet/rma_types.hpp"
 
-// Defines ncclRmaPlugin_v13/_v14 and ncclGinPlugin_v11/_v12/_v13 for
+// Defines ncclRmaPlugin_v13/_v14/_v15 and ncclGinPlugin_v11/_v12/_v13 for
 // `Impl`. Use once per library, at namespace scope.
 #define NCCLNET_EXPORT_RMA_PLUGIN(Impl)                               \
   NCCLNET_CHECK_RMA_CONTRACT(Impl)                                    \

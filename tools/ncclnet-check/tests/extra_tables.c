@@ -2,7 +2,7 @@
  * Tables besides the net tables, for the forwarding test: an RMA v13, a GIN
  * v11 and a CollNet v8 table whose members are never called, only compared
  * by address. Every other GIN, RMA and CollNet version NCCL looks up is
- * absent. An RMA v15 table, newer than the SDK knows, is there for
+ * absent. An RMA v16 table, newer than the SDK knows, is there for
  * ncclnet-info to list as such: nothing reads it. */
 #include "ncclnet/abi/collnet.h"
 #include "ncclnet/abi/gin.h"
@@ -17,5 +17,5 @@ ncclCollNet_v8_t ncclCollNetPlugin_v8 = {.name = "tables-collnet"};
 struct unknownTable {
   const char* name;
 };
-__attribute__((visibility("default"))) struct unknownTable ncclRmaPlugin_v15 = {
-    .name = "tables-rma-v15"};
+__attribute__((visibility("default"))) struct unknownTable ncclRmaPlugin_v16 = {
+    .name = "tables-rma-v16"};

@@ -567,7 +567,7 @@ def _():
     rc, out, _ = run("--plugin", tables, env=env)
     expect(rc == 1, "exit %d, want 1 (nothing loadable)" % rc, out)
     expect_in("Other tables in this library (%s)" % tables, out)
-    expect(re.search(r"ncclRmaPlugin_v15 \(newer than this\s+tool knows\), ncclRmaPlugin_v13\n", out)
+    expect(re.search(r"ncclRmaPlugin_v16 \(newer than this\s+tool knows\), ncclRmaPlugin_v13\n", out)
            is not None, "v15 listed as unknown", out)
     expect(re.search(r"NCCL 2\.28\.9 GIN +none\n +not taken, because NCCL would not select this "
                      r"library's net table \(init failed", out) is not None, "2.28.9 takes no GIN", out)
@@ -578,7 +578,7 @@ def _():
     rc, doc = run_json("--plugin", tables, env=env)
     o = doc["otherTables"]
     expect(doc["plugin"] is None and o["library"] == tables, "otherTables %s" % o)
-    expect({"family": "RMA", "version": 15, "symbol": "ncclRmaPlugin_v15", "layout": "newer"} in o["exported"],
+    expect({"family": "RMA", "version": 16, "symbol": "ncclRmaPlugin_v16", "layout": "newer"} in o["exported"],
            "exported %s" % o["exported"])
     t = {r["nccl"]: {x["family"]: x["symbol"] for x in r["tables"]} for r in o["releases"]}
     expect(t["2.28.9"] == {"CollNet": None, "GIN": None, "RMA": None}

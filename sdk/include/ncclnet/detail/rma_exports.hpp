@@ -278,6 +278,31 @@ struct RmaExports {
                       signalOff, signalMhandle, signalValue, signalOp, isStrongSignal, request);
   }
 
+  // ---- RMA v15: v14 and a hint ------------------------------------------
+  // optFlags' one bit (NCCL_RMA_OPT_FLAGS_AGGREGATE_REQUESTS) says more
+  // operations follow on this (context, rank); every operation is still
+  // started and completed on its own, so the hint changes nothing here.
+
+  static ncclResult_t iputV15(void* rmaCtx, int context, uint64_t srcOff, void* srcMhandle,
+                              size_t size, uint64_t dstOff, void* dstMhandle, uint32_t rank,
+                              uint32_t /*optFlags*/, void** request) {
+    return iput(rmaCtx, context, srcOff, srcMhandle, size, dstOff, dstMhandle, rank, request);
+  }
+  static ncclResult_t iputSignalV15(void* rmaCtx, int context, uint64_t srcOff, void* srcMhandle,
+                                    size_t size, uint64_t dstOff, void* dstMhandle, uint32_t rank,
+                                    uint64_t signalOff, void* signalMhandle, uint64_t signalValue,
+                                    uint32_t signalOp, bool isStrongSignal, uint32_t /*optFlags*/,
+                                    void** request) {
+    return iputSignal(rmaCtx, context, srcOff, srcMhandle, size, dstOff, dstMhandle, rank,
+                      signalOff, signalMhandle, signalValue, signalOp, isStrongSignal, request);
+  }
+  static ncclResult_t igetV15(void* rmaCtx, int context, uint64_t remoteOff, void* remoteMhandle,
+                              size_t size, uint64_t localOff, void* localMhandle, uint32_t rank,
+                              uint32_t /*optFlags*/, void** request) {
+    return iget(rmaCtx, context, remoteOff, remoteMhandle, size, localOff, localMhandle, rank,
+                request);
+  }
+
   // ---- GIN v13 = RMA v13 ------------------------------------------------
 
   static ncclResult_t createContextV13(void* collComm, ncclGinConfig_v13_t* config, void** ginCtx,
@@ -462,6 +487,34 @@ struct RmaTable<Impl, 14> {
             E::iput,
             E::iputSignalV14,
             E::iget,
+            E::iflush,
+            E::test,
+            rma::offersProgress_v<Impl> ? E::progress : nullptr,
+            E::queryLastError,
+            E::finalize};
+  }
+};
+
+template <class Impl>
+struct RmaTable<Impl, 15> {
+  static constexpr ncclRma_v15_t make() {
+    using E = RmaExports<Impl>;
+    return {Impl::kName,
+            E::init,
+            E::devices,
+            E::propertiesV12,
+            E::listen,
+            E::connectV14,
+            E::createContextV14,
+            E::regMrSym,
+            rma::offersDmaBuf_v<Impl> ? E::regMrSymDmaBuf : nullptr,
+            E::deregMrSym,
+            E::destroyContext,
+            E::closeColl,
+            E::closeListen,
+            E::iputV15,
+            E::iputSignalV15,
+            E::igetV15,
             E::iflush,
             E::test,
             rma::offersProgress_v<Impl> ? E::progress : nullptr,
