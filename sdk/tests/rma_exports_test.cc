@@ -352,4 +352,25 @@ TEST_F(RmaExports, NullContextIsTheProcessesOnceInitialized) {
   EXPECT_EQ(ncclGinPlugin_v11.finalize(nullptr), ncclSuccess);
 }
 
+TEST_F(RmaExports, ConnectTakesAContextOfAnotherTable) {
+  void* ctx = init(ncclRmaPlugin_v14);
+  // NCCL 2.30.7's RMA proxy connects with the net plugin's context
+  // (src/rma/rma_proxy.cc passes comm->netContext): a pointer this table's
+  // init never returned.
+  int netContext = 0;
+  char handle[NCCL_GIN_HANDLE_MAXSIZE] = {};
+  void* listenComm = nullptr;
+  ASSERT_EQ(ncclRmaPlugin_v14.listen(ctx, 0, handle, &listenComm), ncclSuccess);
+  void* handles[] = {handle};
+  void* comm = nullptr;
+  EXPECT_EQ(ncclRmaPlugin_v14.connect(&netContext, handles, 1, 0, listenComm, &comm), ncclSuccess);
+  EXPECT_NE(comm, nullptr);
+  ASSERT_EQ(ncclRmaPlugin_v14.closeListen(listenComm), ncclSuccess);
+  if (comm != nullptr) {
+    ASSERT_EQ(ncclRmaPlugin_v14.closeColl(comm), ncclSuccess);
+  }
+  // listen keeps refusing a stranger: NCCL passes it the RMA table's own.
+  EXPECT_EQ(ncclRmaPlugin_v14.listen(&netContext, 0, handle, &listenComm), ncclInternalError);
+}
+
 }  // namespace

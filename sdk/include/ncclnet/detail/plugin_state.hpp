@@ -95,6 +95,13 @@ class PluginState {
     return legacyContexts_.back().get();
   }
 
+  // The context init returned as `ctx`, or nullptr (silently) if none.
+  const CommContext* find(void* ctx) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = contexts_.find(ctx);
+    return it == contexts_.end() ? nullptr : it->second.get();
+  }
+
   // v11+ listen/connect/setNetAttr: the ctx must be one that init returned.
   const CommContext* lookup(const char* fn, void* ctx) const {
     std::lock_guard<std::mutex> lock(mutex_);

@@ -105,12 +105,23 @@ struct RmaExports {
     return ncclSuccess;
   }
 
+  // The process's context stands in for a ctx this table cannot know:
   // NCCL 2.28 listens and connects with a NULL ctx for every communicator
-  // after the first (plugin/net.cc inits GIN once): the process's context.
+  // after the first (plugin/net.cc inits GIN once), and 2.30.7's RMA proxy
+  // connects with the *net* plugin's context (src/rma/rma_proxy.cc passes
+  // comm->netContext), which this table's init never returned.
+  static const CommContext& processContext() {
+    static const CommContext context{};
+    return context;
+  }
   static const CommContext* contextOf(const char* fn, void* ctx) {
-    static const CommContext processContext{};
-    if (ctx == nullptr) return &processContext;
+    if (ctx == nullptr) return &processContext();
     return state().lookup(fn, ctx);
+  }
+  static const CommContext* connectContextOf(void* ctx) {
+    if (ctx == nullptr) return &processContext();
+    const CommContext* known = state().find(ctx);
+    return known != nullptr ? known : &processContext();
   }
 
   static ncclResult_t listen(void* ctx, int dev, void* handle, void** listenComm) {
@@ -131,8 +142,7 @@ struct RmaExports {
     if (nranks < 1 || rank < 0 || rank >= nranks) {
       return refuse("connect", "rank is not inside 0..nranks-1", ncclInvalidArgument);
     }
-    const CommContext* context = contextOf("connect", ctx);
-    if (context == nullptr) return ncclInternalError;
+    const CommContext* context = connectContextOf(ctx);
     *collComm = nullptr;
     ncclResult_t res = call("connect", [&](Impl& impl) {
       return impl.connect(*context, handles, nranks, rank, listenComm, collComm);
