@@ -25,6 +25,7 @@ const std::vector<Scenario>& catalogue() {
     addNcclScenarios(out);
     addRmaScenarios(out);
     addRmaCudaScenarios(out);
+    addRmaLifecycleScenarios(out);
     return out;
   }();
   return all;

@@ -72,5 +72,6 @@ void addReplayScenarios(std::vector<Scenario>& out);
 void addNcclScenarios(std::vector<Scenario>& out);
 void addRmaScenarios(std::vector<Scenario>& out);
 void addRmaCudaScenarios(std::vector<Scenario>& out);
+void addRmaLifecycleScenarios(std::vector<Scenario>& out);
 
 }  // namespace conformance

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "harness/wire.hpp"
 #include "scenario/plugin_log.hpp"
@@ -29,9 +30,11 @@ RmaSession::RmaSession(Ctx& c, int nContexts, Rule rule) : c_(c) {
   std::vector<std::string> all = c.allgather("RMA handles", std::string(handle, sizeof handle));
   std::vector<void*> handles;
   for (std::string& h : all) handles.push_back(h.data());
+  // NCCL 2.30.7 passes the net plugin's context here, not the RMA init's
+  // (src/rma/rma_proxy.cc: connect(comm->netContext, ...)).
   c.activity(format("RMA connect(%d ranks), collective", c.nranks()));
-  CONF_OK(table_->connect(init_, handles.data(), c.nranks(), c.rank(), listenComm, &collComm_),
-          rule, "RMA connect()");
+  CONF_OK(table_->connect(c.comm(), handles.data(), c.nranks(), c.rank(), listenComm, &collComm_),
+          rule, "RMA connect() given the net plugin's context, as NCCL 2.30.7 gives it");
   CONF_EXPECT(collComm_ != nullptr, rule, "RMA connect() returned success and no collComm");
   CONF_OK(table_->closeListen(listenComm), rule, "RMA closeListen()");
   ncclRmaConfig_v14_t config{nContexts, NCCL_NET_TRAFFIC_CLASS_UNDEF, 1};
@@ -49,6 +52,29 @@ RmaSession::~RmaSession() {
   for (void* mh : mhandles_) table_->deregMrSym(collComm_, mh);
   if (collComm_ != nullptr) table_->closeColl(collComm_);
   if (init_ != nullptr) table_->finalize(init_);
+}
+
+void RmaSession::teardown(Rule rule, bool peerGone) {
+  double start = nowSeconds();
+  c_.activity("RMA teardown: destroyContext, deregMrSym, closeColl, finalize");
+  auto check = [&](ncclResult_t res, const char* call) {
+    if (res == ncclSuccess) return;
+    CONF_EXPECT(peerGone, rule, "%s returned %s", call, resultText(res).c_str());
+    c_.note(format("%s, after the peer died, returned %s", call, resultText(res).c_str()));
+  };
+  if (void* rmaCtx = std::exchange(rmaCtx_, nullptr)) {
+    check(table_->destroyContext(rmaCtx), "RMA destroyContext()");
+  }
+  for (void* mh : std::exchange(mhandles_, {})) {
+    check(table_->deregMrSym(collComm_, mh), "RMA deregMrSym()");
+  }
+  if (void* collComm = std::exchange(collComm_, nullptr)) {
+    check(table_->closeColl(collComm), "RMA closeColl()");
+  }
+  if (void* init = std::exchange(init_, nullptr)) check(table_->finalize(init), "RMA finalize()");
+  double took = nowSeconds() - start;
+  CONF_EXPECT(took <= c_.waitLimit(), rule, "the RMA teardown took %.1f s (limit %.1f s)", took,
+              c_.waitLimit());
 }
 
 void* RmaSession::reg(void* data, size_t size, Rule rule, int type) {

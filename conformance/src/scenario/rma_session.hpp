@@ -2,10 +2,11 @@
 // What an Rma scenario's rank works with: the library's ncclRmaPlugin_v14
 // driven the way NCCL's host RMA proxy drives it (src/rma/rma_proxy.cc,
 // 2.30.7): init, listen on device 0, an all-gather of the 128-byte handles,
-// one collective connect, contexts, symmetric registrations in the same
-// order on every rank. Every call is timed and named; what a session
-// opened is released when it ends, in NCCL's order (contexts,
-// registrations, collComm, finalize).
+// one collective connect (given the net plugin's context, as NCCL gives
+// it), contexts, symmetric registrations in the same order on every rank.
+// Every call is timed and named; what a session opened is released by
+// teardown() or when it ends, in NCCL's order (contexts, registrations,
+// collComm, finalize).
 #pragma once
 
 #include <cstddef>
@@ -18,6 +19,15 @@
 #include "scenario/ctx.hpp"
 
 namespace conformance {
+
+// Seeds that differ per (source, target, item) and per scenario family
+// (`base`): a byte in the wrong place or from the wrong put never matches.
+inline uint64_t rmaSeed(uint64_t base, int src, int dst, size_t item) {
+  return base + static_cast<uint64_t>(src) * 65536 + static_cast<uint64_t>(dst) * 256 + item;
+}
+
+// Signal words a scenario registers (8 bytes each).
+constexpr size_t kRmaSignalWords = 64;
 
 class RmaSession {
  public:
@@ -55,6 +65,11 @@ class RmaSession {
   void wait(void* request, const std::string& what, Rule rule);
   // Drives the plugin's progress once (NCCL calls it continuously).
   void progress(Rule rule);
+  // Releases everything the session opened; the whole must end within the
+  // wait limit, and each call must succeed unless the peer is gone
+  // (`peerGone`: an error is then noted, not judged). The destructor does
+  // the same unchecked.
+  void teardown(Rule rule, bool peerGone = false);
 
   // Polls the 64-bit word at `word` until it is at least `expected`,
   // driving progress meanwhile; breaks `rule` after the wait limit.

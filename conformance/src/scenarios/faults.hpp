@@ -17,4 +17,8 @@ void addFailedConnectScenarios(std::vector<Scenario>& out);
 // Kills this rank (SIGKILL) after telling the coordinator it is on purpose.
 [[noreturn]] void dieOnPurpose(Ctx& c);
 
+// How long a plugin may take to notice a dead peer (the profile's
+// peerDeathLimit, scaled).
+double deathLimit(const Ctx& c);
+
 }  // namespace conformance

@@ -23,15 +23,15 @@ namespace conformance {
   for (;;) pause();
 }
 
+// Longer, by default, than every bundled plugin's own bound (sdk-socket:
+// 30 s for a silent peer).
+double deathLimit(const Ctx& c) {
+  return c.profile().peerDeathSec * c.profile().timeScale;
+}
+
 namespace {
 
 constexpr size_t kLarge = 64 << 20;  // more than any socket buffers hold
-
-// How long a plugin may take to notice a dead peer: longer than every
-// bundled plugin's own bound (sdk-socket: 30 s for a silent peer).
-double deathLimit(Ctx& c) {
-  return c.profile().peerDeathSec * c.profile().timeScale;
-}
 
 // Tests `request` until it fails (true) or completes (false); still pending
 // at `end` breaks rule 50.

@@ -21,13 +21,10 @@ namespace conformance {
 
 namespace {
 
-constexpr uint64_t kSignalWords = 64;
+constexpr size_t kSignalWords = kRmaSignalWords;
 
-// Seeds that differ per (source, target, item): a byte in the wrong place
-// or from the wrong put never matches.
 uint64_t seedOf(int src, int dst, int item) {
-  return 0x51000000ull + static_cast<uint64_t>(src) * 65536 + static_cast<uint64_t>(dst) * 256 +
-         static_cast<uint64_t>(item);
+  return rmaSeed(0x51000000ull, src, dst, static_cast<size_t>(item));
 }
 
 // The table's members NCCL calls unconditionally (src/plugin/rma/rma_v14.cc
@@ -113,6 +110,40 @@ void connectCollective(Ctx& c) {
   c.barrier("done");
 }
 
+// Eight ranks, the most in one collective connect here (NCCL connects
+// every rank of the communicator, or of the rail team): every rank puts
+// 4 KiB and a strong signal to every rank, itself included.
+void eightRanks(Ctx& c) {
+  Rule rule = Rule::RmaConnectCollective;
+  constexpr size_t kEach = 4096;
+  RmaSession s(c, 1, rule);
+  int n = c.nranks(), me = c.rank();
+  Buffer target(kEach * static_cast<size_t>(n));
+  Buffer source(kEach);
+  std::vector<uint64_t> signals(kSignalWords, 0);
+  void* mTarget = s.reg(target.data(), target.size(), rule);
+  void* mSource = s.reg(source.data(), source.size(), rule);
+  void* mSignals = s.reg(signals.data(), signals.size() * 8, rule);
+  c.barrier("registered");
+  for (int dst = 0; dst < n; dst++) {
+    source.fill(seedOf(me, dst, 0));
+    std::string what = format("4 KiB to rank %d of %d", dst, n);
+    s.wait(s.put(0, 0, mSource, kEach, kEach * static_cast<size_t>(me), mTarget, dst, what, rule),
+           what, rule);
+    s.wait(s.putSignal(0, 0, nullptr, 0, 0, nullptr, dst, 8 * static_cast<uint64_t>(me), mSignals,
+                       1, NCCL_GIN_SIGNAL_OP_INC, true, what + "'s signal", rule),
+           what + "'s signal", rule);
+  }
+  for (int src = 0; src < n; src++) {
+    s.awaitSignal(&signals[static_cast<size_t>(src)], 1, format("rank %d's signal", src), rule);
+    size_t at = kEach * static_cast<size_t>(src);
+    size_t bad = target.verify(seedOf(src, me, 0), at, kEach);
+    CONF_EXPECT(bad == Buffer::kMismatch, rule, "the put from rank %d of %d differs at byte %zu",
+                src, n, bad - at);
+  }
+  c.barrier("done");
+}
+
 // Target layout: one slot of kSlot bytes per source rank, holding every
 // size at an odd offset; the rest stays 0xEE.
 constexpr size_t kSlot = 80 * 1024;
@@ -171,6 +202,55 @@ void putsLand(Ctx& c) {
   long outside = 0;
   CONF_EXPECT(target.guardsIntact(&outside), rule,
               "a put wrote outside the target's registration (offset %ld)", outside);
+  c.barrier("done");
+}
+
+// Windows whose size grows with the rank (NCCL registers per-rank sizes
+// since "asymmetric sizes in ncclCommWindowRegister", src/gin/gin_host.cc):
+// every rank puts a block at the far end of every target's window, so the
+// smallest rank writes far past the end of its own registration of it.
+void asymmetricWindows(Ctx& c) {
+  Rule rule = Rule::RmaPutsLand;
+  constexpr size_t kBlock = 65536;
+  auto windowSize = [](int rank) { return 256 * 1024 * static_cast<size_t>(rank + 1); };
+  // Where rank `src`'s block lands in rank `dst`'s window: counted back
+  // from its end.
+  auto blockAt = [&](int src, int dst) {
+    return windowSize(dst) - kBlock * static_cast<size_t>(src + 1);
+  };
+  RmaSession s(c, 1, rule);
+  int n = c.nranks(), me = c.rank();
+  Buffer window(windowSize(me));
+  window.clear(0xEE);
+  Buffer source(kBlock);
+  std::vector<uint64_t> signals(kSignalWords, 0);
+  void* mWindow = s.reg(window.data(), window.size(), rule);
+  void* mSignals = s.reg(signals.data(), signals.size() * 8, rule);
+  void* mSource = s.reg(source.data(), source.size(), rule);
+  c.barrier("registered");
+  for (int dst = 0; dst < n; dst++) {
+    source.fill(seedOf(me, dst, 0));
+    std::string what =
+        format("64 KiB to the last %zu KiB of rank %d's %zu KiB window",
+               (windowSize(dst) - blockAt(me, dst)) / 1024, dst, windowSize(dst) / 1024);
+    s.wait(s.put(0, 0, mSource, kBlock, blockAt(me, dst), mWindow, dst, what, rule), what, rule);
+    s.wait(s.putSignal(0, 0, nullptr, 0, 0, nullptr, dst, 8 * static_cast<uint64_t>(me), mSignals,
+                       1, NCCL_GIN_SIGNAL_OP_INC, true, format("signal to rank %d", dst), rule),
+           format("signal to rank %d", dst), rule);
+  }
+  for (int src = 0; src < n; src++) {
+    s.awaitSignal(&signals[static_cast<size_t>(src)], 1,
+                  format("rank %d's signal after its put", src), rule);
+    size_t at = blockAt(src, me);
+    size_t bad = window.verify(seedOf(src, me, 0), at, kBlock);
+    CONF_EXPECT(bad == Buffer::kMismatch, rule,
+                "the 64 KiB put from rank %d (window %zu KiB) to offset %zu of this rank's %zu "
+                "KiB window differs at byte %zu",
+                src, windowSize(src) / 1024, at, window.size() / 1024, bad - at);
+  }
+  size_t where = 0;
+  CONF_EXPECT(window.untouched(0xEE, 0, blockAt(n - 1, me), &where), rule,
+              "a put wrote below the blocks, at offset %zu of this rank's window", where);
   c.barrier("done");
 }
 
@@ -424,8 +504,20 @@ void addRmaScenarios(std::vector<Scenario>& out) {
       "power-of-two maxRecvs");
   rma("ConnectCollective", Rule::RmaConnectCollective, 4, connectCollective,
       "4 ranks, two collComms at once, registrations of different sizes per rank");
+  out.push_back({.area = "Rma",
+                 .name = "EightRanks",
+                 .rule = Rule::RmaConnectCollective,
+                 .ranks = 8,
+                 .needs = {.rmaTable = true},
+                 .run = eightRanks,
+                 .summary = "8 ranks connect at once; each puts 4 KiB and a signal to every rank",
+                 // Eight processes on a small CI machine.
+                 .minDeadlineSec = 30});
   rma("PutsLand", Rule::RmaPutsLand, 3, putsLand,
       "0..8 B, 4 KiB and 64 KiB to every rank and itself, at odd offsets, nothing outside");
+  rma("AsymmetricWindows", Rule::RmaPutsLand, 3, asymmetricWindows,
+      "windows of 256, 512 and 768 KiB: 64 KiB to the far end of every rank's, past the "
+      "sender's own size");
   rma("SignalsExact", Rule::RmaSignalsExact, 4, signalsExact,
       "INC and ADD from 4 ranks on 2 contexts, exact sums, ADDs that wrap at 2^64");
   rma("StrongSignalOrdering", Rule::RmaStrongSignalOrdering, 2, strongSignalOrdering,

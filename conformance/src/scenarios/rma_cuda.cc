@@ -29,8 +29,7 @@ const cu::Driver& gpuOf(const RmaSession& s) {
 }
 
 uint64_t seedOf(int src, int dst, size_t item) {
-  return 0xc0da0000ull + static_cast<uint64_t>(src) * 65536 + static_cast<uint64_t>(dst) * 256 +
-         item;
+  return rmaSeed(0xc0da0000ull, src, dst, item);
 }
 
 // Inline sizes from host memory, then GPU sources up to past 1 MiB (a

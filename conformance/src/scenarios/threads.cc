@@ -5,11 +5,11 @@
 // on both ranks, and one more thread registers and deregisters memory on the
 // first comm while data moves on it.
 #include <atomic>
-#include <mutex>
 #include <thread>
 
 #include "harness/wire.hpp"
 #include "scenario/registry.hpp"
+#include "scenario/thread_failures.hpp"
 
 namespace conformance {
 
@@ -19,34 +19,9 @@ constexpr int kComms = 4;
 constexpr int kMessages = 32;
 constexpr size_t kSize = 65536;
 
-// Failures seen on worker threads: a scenario's checks throw, which must not
-// happen off the scenario's own thread, so workers record and the scenario
-// thread reports.
-class Failures {
- public:
-  void add(const std::string& what) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (first_.empty()) first_ = what;
-    count_++;
-  }
-  int count() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return count_;
-  }
-  std::string first() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return first_;
-  }
-
- private:
-  mutable std::mutex mutex_;
-  std::string first_;
-  int count_ = 0;
-};
-
 // Polls test() until done, the plugin errs, or the time limit passes.
 bool waitDone(Ctx& c, void* request, int* size, double limit, const std::string& what,
-              Failures* failures) {
+              ThreadFailures* failures) {
   int done = 0;
   while (!done) {
     ncclResult_t res = c.net().test(request, &done, size);
@@ -64,7 +39,7 @@ bool waitDone(Ctx& c, void* request, int* size, double limit, const std::string&
 
 // Moves kMessages messages over one comm; the receiver checks every byte.
 void driveComm(Ctx& c, void* comm, void* mhandle, Buffer* buffer, int index, double limit,
-               Failures* failures) {
+               ThreadFailures* failures) {
   bool sender = c.rank() == 0;
   for (int m = 0; m < kMessages && failures->count() == 0; m++) {
     uint64_t seed = 4000 + static_cast<uint64_t>(index) * 100 + m;
@@ -113,7 +88,7 @@ void concurrentComms(Ctx& c) {
     mhandles.push_back(c.reg(comms[i], buffers[i].data(), kSize));
   }
   c.barrier("comms ready");
-  Failures failures;
+  ThreadFailures failures;
   double limit = nowSeconds() + c.waitLimit();
   std::atomic<bool> moving{true};
   // The service thread's part: user-buffer registrations on a busy comm.

@@ -2,18 +2,19 @@
 // conf-rma: an ncclRmaPlugin_v14 that forwards to a correct RMA table (the
 // library named by CONF_RMA_INNER, sdk-socket's in the suite's tests) and
 // plants one defect, chosen by CONF_RMA_DEFECT, where a vendor's plugin
-// goes wrong. Each defect breaks one rule of the Rma area (70-77); the
+// goes wrong. Each defect breaks one rule of the Rma area (40, 70-79); the
 // suite's tests expect that rule to fail (conformance/tests/CMakeLists.txt).
 // The library's net table is conf-tcp's, so the suite can load it.
 #include <dlfcn.h>
 
 #include <chrono>
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ncclnet/abi/rma.h"
@@ -22,14 +23,18 @@ namespace {
 
 enum class Defect {
   None,
-  NotGinProxy,        // 70: devices report netDeviceType HOST
-  OneCollComm,        // 71: a second live collComm cannot connect
-  ShiftsSmallPuts,    // 72: puts of 1..8 bytes land one byte late
-  IncAddsValue,       // 73: INC adds signalValue instead of 1
-  SignalBeforePut,    // 74: a large put goes out after the signal that follows it
-  GetLandsNothing,    // 75: iget reports done and reads nothing
-  NullRequestPast16,  // 76: the 17th outstanding request is success and NULL
-  DoneBeforeCopy,     // 77: a put is done at once; its bytes are read later
+  NotGinProxy,             // 70: devices report netDeviceType HOST
+  OneCollComm,             // 71: a second live collComm cannot connect
+  ShiftsSmallPuts,         // 72: puts of 1..8 bytes land one byte late
+  IncAddsValue,            // 73: INC adds signalValue instead of 1
+  SignalBeforePut,         // 74: a large put goes out after the signal that follows it
+  GetLandsNothing,         // 75: iget reports done and reads nothing
+  NullRequestPast16,       // 76: the 17th outstanding request is success and NULL
+  DoneBeforeCopy,          // 77: a put is done at once; its bytes are read later
+  HidesPeerDeath,          // 78: a failed call or request reads as still pending
+  FinalizeBreaksReinit,    // 79: finalize stops what a later init's listen needs
+  CompletesOnFirstThread,  // 40: only the first thread that tests sees completions
+  AssumesSymmetricSizes,   // 72: puts bounded by the caller's own size of the window
 };
 
 struct DefectName {
@@ -45,6 +50,10 @@ constexpr DefectName kDefects[] = {
     {"get-lands-nothing", Defect::GetLandsNothing},
     {"null-request-past-16", Defect::NullRequestPast16},
     {"done-before-copy", Defect::DoneBeforeCopy},
+    {"hides-peer-death", Defect::HidesPeerDeath},
+    {"finalize-breaks-reinit", Defect::FinalizeBreaksReinit},
+    {"completes-on-first-thread", Defect::CompletesOnFirstThread},
+    {"assumes-symmetric-sizes", Defect::AssumesSymmetricSizes},
 };
 
 // A request this table hands out: an inner one, or a put held back.
@@ -52,6 +61,7 @@ struct Request {
   void* inner = nullptr;
   bool doneAtOnce = false;  // GetLandsNothing, DoneBeforeCopy
   bool held = false;        // posted to the inner table later
+  bool lost = false;        // HidesPeerDeath: failed, reported as pending
   double releaseAt = 0;     // when a held put is posted (0: not yet known)
   void* rmaCtx = nullptr;
   int context = 0;
@@ -73,6 +83,10 @@ struct State {
   std::vector<Request*> held;  // puts not yet posted to the inner table
   std::vector<void*> orphans;  // inner requests whose outer one is done
   void* collComm = nullptr;    // for testing orphans
+  bool finalized = false;      // FinalizeBreaksReinit
+  bool testerKnown = false;    // CompletesOnFirstThread
+  std::thread::id tester;
+  std::map<void*, size_t> regionSizes;  // AssumesSymmetricSizes: local sizes
 };
 State state;
 
@@ -162,6 +176,13 @@ ncclResult_t getProperties(int dev, ncclNetProperties_v12_t* props) {
   return res;
 }
 ncclResult_t listen(void* ctx, int dev, void* handle, void** listenComm) {
+  {
+    std::lock_guard<std::mutex> lock(state.mutex);
+    if (state.defect == Defect::FinalizeBreaksReinit && state.finalized) {
+      std::fprintf(stderr, "conf-rma: listen after a finalize: the engine is gone\n");
+      return ncclSystemError;
+    }
+  }
   return in().listen(ctx, dev, handle, listenComm);
 }
 ncclResult_t connect(void* ctx, void* handles[], int nranks, int rank, void* listenComm,
@@ -183,7 +204,10 @@ ncclResult_t createContext(void* collComm, ncclRmaConfig_v14_t* config, void** r
 }
 ncclResult_t regMrSym(void* collComm, void* data, size_t size, int type, uint64_t flags,
                       void** mhandle) {
-  return in().regMrSym(collComm, data, size, type, flags, mhandle);
+  ncclResult_t res = in().regMrSym(collComm, data, size, type, flags, mhandle);
+  std::lock_guard<std::mutex> lock(state.mutex);
+  if (res == ncclSuccess) state.regionSizes[*mhandle] = size;
+  return res;
 }
 ncclResult_t regMrSymDmaBuf(void* collComm, void* data, size_t size, int type, uint64_t offset,
                             int fd, uint64_t flags, void** mhandle) {
@@ -191,6 +215,10 @@ ncclResult_t regMrSymDmaBuf(void* collComm, void* data, size_t size, int type, u
   return in().regMrSymDmaBuf(collComm, data, size, type, offset, fd, flags, mhandle);
 }
 ncclResult_t deregMrSym(void* collComm, void* mhandle) {
+  {
+    std::lock_guard<std::mutex> lock(state.mutex);
+    state.regionSizes.erase(mhandle);
+  }
   return in().deregMrSym(collComm, mhandle);
 }
 ncclResult_t destroyContext(void* rmaCtx) {
@@ -227,9 +255,27 @@ ncclResult_t handOut(Request* r, void** request) {
   return ncclSuccess;
 }
 
+// AssumesSymmetricSizes: the target's window checked against this rank's
+// own registration of it, as if every rank's were the same size.
+bool outsideLocalSize(uint64_t dstOff, size_t size, void* dstMh) {
+  if (state.defect != Defect::AssumesSymmetricSizes || dstMh == nullptr) return false;
+  auto it = state.regionSizes.find(dstMh);
+  return it != state.regionSizes.end() && dstOff + size > it->second;
+}
+
+// HidesPeerDeath: a failed post becomes a request that never completes.
+ncclResult_t hideFailure(Request* r, void** request) {
+  r->lost = true;
+  return handOut(r, request);
+}
+
 ncclResult_t iput(void* rmaCtx, int context, uint64_t srcOff, void* srcMh, size_t size,
                   uint64_t dstOff, void* dstMh, uint32_t rank, void** request) {
   std::lock_guard<std::mutex> lock(state.mutex);
+  if (outsideLocalSize(dstOff, size, dstMh)) {
+    std::fprintf(stderr, "conf-rma: iput past the end of the window\n");
+    return ncclInvalidArgument;
+  }
   if (state.defect == Defect::ShiftsSmallPuts && size >= 1 && size <= 8) dstOff += 1;
   auto* r = new Request{};
   r->rmaCtx = rmaCtx;
@@ -253,6 +299,7 @@ ncclResult_t iput(void* rmaCtx, int context, uint64_t srcOff, void* srcMh, size_
   }
   ncclResult_t res =
       in().iput(rmaCtx, context, srcOff, srcMh, size, dstOff, dstMh, rank, &r->inner);
+  if (res != ncclSuccess && state.defect == Defect::HidesPeerDeath) return hideFailure(r, request);
   if (res != ncclSuccess) {
     delete r;
     return res;
@@ -268,9 +315,14 @@ ncclResult_t iputSignal(void* rmaCtx, int context, uint64_t srcOff, void* srcMh,
     op = NCCL_GIN_SIGNAL_OP_ADD;
   }
   if (state.defect == Defect::ShiftsSmallPuts && size >= 1 && size <= 8) dstOff += 1;
+  if (outsideLocalSize(dstOff, size, dstMh)) {
+    std::fprintf(stderr, "conf-rma: iputSignal past the end of the window\n");
+    return ncclInvalidArgument;
+  }
   auto* r = new Request{};
   ncclResult_t res = in().iputSignal(rmaCtx, context, srcOff, srcMh, size, dstOff, dstMh, rank,
                                      signalOff, signalMh, value, op, strong, &r->inner);
+  if (res != ncclSuccess && state.defect == Defect::HidesPeerDeath) return hideFailure(r, request);
   if (res != ncclSuccess) {
     delete r;
     return res;
@@ -314,6 +366,14 @@ ncclResult_t test(void* collComm, void* request, int* done) {
   std::lock_guard<std::mutex> lock(state.mutex);
   auto* r = static_cast<Request*>(request);
   *done = 0;
+  if (r->lost) return ncclSuccess;
+  if (state.defect == Defect::CompletesOnFirstThread) {
+    if (!state.testerKnown) {
+      state.testerKnown = true;
+      state.tester = std::this_thread::get_id();
+    }
+    if (state.tester != std::this_thread::get_id()) return ncclSuccess;
+  }
   if (r->doneAtOnce) {
     *done = 1;
     state.outstanding--;
@@ -335,6 +395,11 @@ ncclResult_t test(void* collComm, void* request, int* done) {
   }
   if (r->held) return ncclSuccess;  // waits until the signal after it has gone out
   ncclResult_t res = in().test(collComm, r->inner, done);
+  if (res != ncclSuccess && state.defect == Defect::HidesPeerDeath) {
+    r->lost = true;
+    *done = 0;
+    return ncclSuccess;
+  }
   if (res == ncclSuccess && *done) {
     state.outstanding--;
     delete r;
@@ -343,7 +408,8 @@ ncclResult_t test(void* collComm, void* request, int* done) {
 }
 
 ncclResult_t progress(void* rmaCtx) {
-  return in().rmaProgress ? in().rmaProgress(rmaCtx) : ncclSuccess;
+  ncclResult_t res = in().rmaProgress ? in().rmaProgress(rmaCtx) : ncclSuccess;
+  return state.defect == Defect::HidesPeerDeath ? ncclSuccess : res;
 }
 ncclResult_t queryLastError(void* rmaCtx, bool* hasError) {
   if (in().queryLastError == nullptr) {
@@ -353,6 +419,10 @@ ncclResult_t queryLastError(void* rmaCtx, bool* hasError) {
   return in().queryLastError(rmaCtx, hasError);
 }
 ncclResult_t finalize(void* ctx) {
+  {
+    std::lock_guard<std::mutex> lock(state.mutex);
+    state.finalized = true;
+  }
   return in().finalize(ctx);
 }
 

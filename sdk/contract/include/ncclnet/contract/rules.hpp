@@ -150,7 +150,13 @@ enum class Severity { Must, Should };
   X(76, RmaRequestsReturned, Must,                                                                 \
     "a successful iput, iputSignal or iget returns a request, with 32 x maxRecvs outstanding per " \
     "context and peer")                                                                            \
-  X(77, RmaLocalCompletion, Must, "test() done on a put means its source may be reused at once")
+  X(77, RmaLocalCompletion, Must, "test() done on a put means its source may be reused at once")   \
+  X(78, RmaPeerDeathReported, Must,                                                                \
+    "a dead peer surfaces as an error from test() or the next call within a bound; teardown "      \
+    "still returns")                                                                               \
+  X(79, RmaLifecycleRepeatable, Must,                                                              \
+    "init, connect, contexts, registrations and teardown work again and again in one process, "    \
+    "several at once, torn down in any order")
 
 enum class Rule : int {
 #define NCCLNET_CONTRACT_ENUMERATOR(number, name, severity, title) name = number,
