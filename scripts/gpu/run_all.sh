@@ -21,6 +21,9 @@
 #              gin-alltoall (GPU-initiated puts and signals, NCCL's GIN proxy
 #              calling the plugin), every result checked (not in the default
 #              PARTS)
+#   rma        ncclnet-conformance's Rma area against sdk-socket's RMA table,
+#              in host memory and with --device cuda (windows and signals in
+#              GPU memory; not in the default PARTS)
 #   compare    every plugin, the checker around each bundled plugin and
 #              NCCL's Socket (default and 4x4) inside NCCL in alternating
 #              rounds, MPS on (nccl_compare.sh; SUBJECTS, ROUNDS, MAX_BYTES
@@ -241,6 +244,19 @@ if want gin; then
   # NCCL's word that the proxy GIN ran, and the plugin's that its mesh did.
   grep -h -m2 -E "GIN|RMA mesh" "$OUT"/nccl-sdk-socket-gin/*.log >>"$summary" ||
     note "sdk-socket-gin: no line of NCCL or the plugin about GIN"
+fi
+
+if want rma; then
+  note "== Rma area: sdk-socket's RMA table, host memory and GPU memory"
+  for device in cpu cuda; do
+    json=$OUT/conformance-rma-$device.json
+    rm -f "$json"
+    timeout 400 env NCCL_SOCKET_IFNAME=lo "$build/conformance/ncclnet-conformance" \
+      --plugin "$build/plugins/socket/libnccl-net-sdk-socket.so" \
+      --profile "$root/conformance/profiles/sdk-socket.yaml" --device "$device" \
+      --gtest_filter='*/Rma.*' --json "$json" >"$OUT/conformance-rma-$device.log" 2>&1 || status=1
+    "$build/conformance/ncclnet-conformance" --summary --verbose "$json" 2>&1 | tee -a "$summary"
+  done
 fi
 
 if want compare; then
