@@ -255,7 +255,9 @@ if want rma; then
       --plugin "$build/plugins/socket/libnccl-net-sdk-socket.so" \
       --profile "$root/conformance/profiles/sdk-socket.yaml" --device "$device" \
       --gtest_filter='*/Rma.*' --json "$json" >"$OUT/conformance-rma-$device.log" 2>&1 || status=1
-    "$build/conformance/ncclnet-conformance" --summary --verbose "$json" 2>&1 | tee -a "$summary"
+    # (Every older net table's run of the area is notrun by design.)
+    "$build/conformance/ncclnet-conformance" --summary --verbose "$json" 2>&1 |
+      grep -v "RMA scenarios run once" | tee -a "$summary"
   done
 fi
 

@@ -28,6 +28,9 @@ int rankMain(int rank, const RankOptions& options, const std::function<int(RankE
   env.rank = rank;
   env.nranks = options.nranks;
   env.parent = &parent;
+  // Loopback unless the caller chose an interface. (Not in ctest's
+  // environment: gtest_discover_tests passes only one variable intact.)
+  ::setenv("NCCL_SOCKET_IFNAME", "lo", /*overwrite=*/0);
   // SDK_SOCKET_PLUGIN: where ctest says the library is (a staged tree).
   const char* path = std::getenv("SDK_SOCKET_PLUGIN");
   env.library = ::dlopen(path != nullptr ? path : SDK_SOCKET_PLUGIN_PATH, RTLD_NOW | RTLD_LOCAL);
