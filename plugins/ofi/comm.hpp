@@ -30,7 +30,7 @@ constexpr uint16_t kConnectVersion = 1;         // ConnectMessage's layout
 struct Handle {
   uint32_t magic;
   uint16_t addressLength;
-  uint16_t reserved;
+  uint16_t endpoint;  // the listener's endpoint index: a connect uses its own of that index
   uint64_t listenId;
   uint8_t address[kMaxAddress];  // the listener endpoint's fi_getname
 };

@@ -34,6 +34,10 @@ constexpr Knob<Config> kKnobs[] = {
     intKnob("NCCLNET_OFI_STRAY_TIMEOUT_MS", &Config::strayTimeoutMs, 10000, 0, 3600000,
             "TCP connections to the endpoint's port that sent nothing for this long are shut "
             "down (0: never); only for tcp-based providers"),
+    intKnob("NCCLNET_OFI_ENDPOINTS", &Config::endpoints, 1, 1, 64,
+            "endpoints per device, each with its own provider connections and completion "
+            "queue; listens take them in turn, a connect the one of the listener's index "
+            "(above 1, registrations belong to a comm: regIsGlobal 0)"),
 };
 // Listed by `ncclnet-info --params` from the library file, without init.
 NCCLNET_PUBLISH_KNOBS(kKnobs);

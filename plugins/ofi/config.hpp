@@ -19,6 +19,7 @@ struct Config {
   int probeIntervalMs = 0;  // NCCLNET_OFI_PROBE_INTERVAL_MS: ping a peer we wait on this often
   int peerTimeoutMs = 0;    // NCCLNET_OFI_PEER_TIMEOUT_MS: a peer silent this long is gone
   int strayTimeoutMs = 0;   // NCCLNET_OFI_STRAY_TIMEOUT_MS: idle foreign connections closed
+  int endpoints = 0;        // NCCLNET_OFI_ENDPOINTS: endpoints per device, comms spread over them
 
   static ncclResult_t read(ParamTable& params, Config* out);
 };

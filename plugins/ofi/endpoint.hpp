@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// sdk-ofi: one device's libfabric objects (fabric, domain, completion queue,
-// address vector, endpoint), the progress loop that turns completions into
-// calls on their owners, and the device's registration caches.
+// sdk-ofi: one endpoint of a device with its own libfabric objects (fabric,
+// domain, completion queue, address vector, endpoint), the progress loop
+// that turns completions into calls on their owners, and its registration
+// caches. A device has NCCLNET_OFI_ENDPOINTS of them, taken in turn by
+// listens and connects.
 //
-// Every comm of a device shares its endpoint: the connection id in each tag
+// The comms of one endpoint share it: the connection id in each tag
 // (tag.hpp) keeps their messages apart. Every call below, except open() and
 // the constructor/destructor, requires mutex() held: the provider was asked
 // for FI_THREAD_DOMAIN, so the plugin serializes its calls itself.

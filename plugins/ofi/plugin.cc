@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // sdk-ofi: the plugin class NCCL drives, exported through every ABI version.
 // The SDK's object model keeps the handles NCCL holds; every object here
-// belongs to one device Endpoint and is touched under that endpoint's mutex.
+// belongs to one Endpoint of its device and is touched under that
+// endpoint's mutex. A device has NCCLNET_OFI_ENDPOINTS endpoints; listens
+// take them in turn and a connect uses the endpoint of the listener's index,
+// so NCCL's channels (a comm each) do not all share one provider connection
+// and one completion queue.
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -122,9 +126,11 @@ class OfiNet {
     // FI_MR_DMABUF and the provider registers device memory (dmabuf.hpp).
     props->ptrSupport =
         NCCL_PTR_HOST | (nic.hmem ? NCCL_PTR_CUDA : 0) | (nic.dmabuf ? NCCL_PTR_DMABUF : 0);
-    // Registrations belong to the device's domain, not to a comm, and
-    // re-registering covered pages is a cache hit.
-    props->regIsGlobal = 1;
+    // With one endpoint, registrations belong to the device's domain, not
+    // to a comm, and re-registering covered pages is a cache hit. With
+    // more, each endpoint has its own domain, and a registration serves
+    // only the comms of the endpoint it was made on.
+    props->regIsGlobal = config_.endpoints == 1 ? 1 : 0;
     props->speed = nic.speedMbps;
     props->port = 1;
     props->maxComms = static_cast<int>(std::min<uint64_t>(nic.tags.connIdCount(), 65536));
@@ -140,7 +146,8 @@ class OfiNet {
 
   ncclResult_t listen(const CommContext&, int dev, void* handle, std::unique_ptr<ListenComm>* out) {
     Endpoint* ep = nullptr;
-    ncclResult_t res = endpointFor(dev, &ep);
+    unsigned index = 0;
+    ncclResult_t res = nextEndpoint(dev, &ep, &index);
     if (res != ncclSuccess) return res;
     Handle h{};
     std::lock_guard<std::mutex> lock(ep->mutex());
@@ -151,6 +158,7 @@ class OfiNet {
     if (res != ncclSuccess) return res;
     kHandleStamp.write(&h);
     h.addressLength = static_cast<uint16_t>(ep->address().size());
+    h.endpoint = static_cast<uint16_t>(index);
     h.listenId = id;
     std::memcpy(h.address, ep->address().data(), ep->address().size());
     std::memcpy(handle, &h, sizeof(h));
@@ -172,8 +180,11 @@ class OfiNet {
                    kHandleStamp.explain(verdict, handle, sizeof(h), detail.c_str()).c_str());
       return wireResult(verdict, WireSource::kHandle);
     }
+    // Endpoint i connects only to the peers' endpoints i, so a pair of
+    // processes holds one provider connection per endpoint, however many
+    // comms NCCL opens and closes.
     Endpoint* ep = nullptr;
-    ncclResult_t res = endpointFor(dev, &ep);
+    ncclResult_t res = endpointAt(dev, h.endpoint, &ep);
     if (res != ncclSuccess) return res;
     std::lock_guard<std::mutex> lock(ep->mutex());
     Remote* peer = nullptr;
@@ -313,10 +324,11 @@ class OfiNet {
   }
 
  private:
+  // A device's endpoints and whose turn it is: under openMutex_.
   struct Device {
     Nic nic;
-    std::mutex openMutex;
-    std::unique_ptr<Endpoint> endpoint;  // opened by the first listen or connect
+    std::vector<std::unique_ptr<Endpoint>> endpoints;
+    unsigned nextEndpoint = 0;  // the next listen's
   };
 
   ncclResult_t bad(const char* fn, const char* why) {
@@ -324,18 +336,43 @@ class OfiNet {
     return ncclInvalidArgument;
   }
 
-  ncclResult_t endpointFor(int dev, Endpoint** out) {
+  // Opens every endpoint of `dev` on first use (so the descriptors a
+  // device holds do not grow with later comms).
+  ncclResult_t openEndpoints(int dev, Device** out) {
     if (dev < 0 || dev >= static_cast<int>(devices_.size())) {
       NCCLNET_WARN(log_, "device %d does not exist (%zu devices)", dev, devices_.size());
       return resultOf(Failure::kBadDevice);
     }
     Device& device = *devices_[dev];
-    std::lock_guard<std::mutex> lock(device.openMutex);
-    if (!device.endpoint) {
-      ncclResult_t res = Endpoint::open(device.nic, config_, log_, &device.endpoint);
+    while (device.endpoints.size() < static_cast<size_t>(config_.endpoints)) {
+      std::unique_ptr<Endpoint> endpoint;
+      ncclResult_t res = Endpoint::open(device.nic, config_, log_, &endpoint);
       if (res != ncclSuccess) return res;
+      device.endpoints.push_back(std::move(endpoint));
     }
-    *out = device.endpoint.get();
+    *out = &device;
+    return ncclSuccess;
+  }
+
+  // A listen's endpoint: the device's next in turn.
+  ncclResult_t nextEndpoint(int dev, Endpoint** out, unsigned* index) {
+    Device* device = nullptr;
+    std::lock_guard<std::mutex> lock(openMutex_);
+    ncclResult_t res = openEndpoints(dev, &device);
+    if (res != ncclSuccess) return res;
+    *index = device->nextEndpoint++ % device->endpoints.size();
+    *out = device->endpoints[*index].get();
+    return ncclSuccess;
+  }
+
+  // A connect's endpoint: the one of the listener's index (modulo this
+  // process's count, should the peers' settings differ).
+  ncclResult_t endpointAt(int dev, unsigned index, Endpoint** out) {
+    Device* device = nullptr;
+    std::lock_guard<std::mutex> lock(openMutex_);
+    ncclResult_t res = openEndpoints(dev, &device);
+    if (res != ncclSuccess) return res;
+    *out = device->endpoints[index % device->endpoints.size()].get();
     return ncclSuccess;
   }
 
@@ -391,6 +428,7 @@ class OfiNet {
   Logger log_;
   ParamTable params_;
   Config config_;
+  std::mutex openMutex_;
   std::vector<std::unique_ptr<Device>> devices_;  // outlive every comm (the SDK closes them first)
 };
 

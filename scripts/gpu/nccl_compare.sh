@@ -9,7 +9,8 @@
 #   scripts/gpu/nccl_compare.sh BUILD_DIR OUT_DIR
 #
 # SUBJECTS picks (default: every one below that is built; the checker
-# wraps each bundled plugin as NAME-checked); ROUNDS (5),
+# wraps each bundled plugin as NAME-checked; sdk-ofi-eN is sdk-ofi with N
+# endpoints per device, nccl-socket-TxS NCCL's Socket so tuned); ROUNDS (5),
 # OPS (allreduce,sendrecv), MIN_BYTES (1M), MAX_BYTES (1G), ITERS (5).
 # aws-ofi-nccl joins when STAGE_DIR/interop has it (scripts/interop/build.sh).
 set -uo pipefail
@@ -53,6 +54,12 @@ done
 [ -e "$socket" ] && [ -e "$checker" ] && subject sdk-socket-checked --env NCCL_NET_PLUGIN="$checker" \
   --env NCCLNET_CHECK_PLUGIN="$socket" --env NCCL_NET=sdk-socket
 [ -e "$ofi" ] && subject sdk-ofi --env NCCL_NET_PLUGIN="$ofi" --env NCCL_NET=sdk-ofi "${ofi_env[@]}"
+# sdk-ofi at NCCLNET_OFI_ENDPOINTS=N: any sdk-ofi-eN that SUBJECTS names.
+for name in ${SUBJECTS:-}; do
+  [[ $name =~ ^sdk-ofi-e([0-9]+)$ ]] && [ -e "$ofi" ] &&
+    subject "$name" --env NCCL_NET_PLUGIN="$ofi" --env NCCL_NET=sdk-ofi "${ofi_env[@]}" \
+      --env NCCLNET_OFI_ENDPOINTS="${BASH_REMATCH[1]}"
+done
 [ -e "$ofi" ] && [ -e "$checker" ] && subject sdk-ofi-checked --env NCCL_NET_PLUGIN="$checker" \
   --env NCCLNET_CHECK_PLUGIN="$ofi" --env NCCL_NET=sdk-ofi "${ofi_env[@]}"
 [ -e "$aws" ] && subject aws-ofi-nccl --env NCCL_NET_PLUGIN="$aws" --env NCCL_NET=Libfabric \

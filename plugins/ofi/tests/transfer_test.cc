@@ -11,6 +11,7 @@
 #include <cstring>
 #include <vector>
 
+#include "comm.hpp"
 #include "peer.hpp"
 
 namespace ncclnet::ofi::testing {
@@ -174,6 +175,67 @@ TEST_P(SdkOfi, SeveralConnectsToOneListenStayApart) {
     return "";
   };
   EXPECT_EQ(runRoles(version(), nullptr, role), "");
+}
+
+// NCCLNET_OFI_ENDPOINTS=2: listens take the device's endpoints in turn
+// (the handle names the endpoint's address), so do connects; registrations
+// are then per comm (regIsGlobal 0), and data crosses every pair of comms.
+TEST_P(SdkOfi, EndpointsKnobSpreadsCommsOverEndpoints) {
+  auto role = [](Peer& peer, Link&) -> std::string {
+    ncclNetProperties_v12_t p;
+    ROLE_OK(peer.net().getProperties(0, &p));
+    ROLE_CHECK(p.regIsGlobal == 0, "regIsGlobal %d with 2 endpoints", p.regIsGlobal);
+    constexpr int kPairs = 4;
+    char handles[kPairs][NCCL_NET_HANDLE_MAXSIZE] = {};
+    void* listens[kPairs] = {};
+    for (int i = 0; i < kPairs; i++) {
+      ROLE_OK(peer.net().listen(peer.ctx(), 0, handles[i], &listens[i]));
+    }
+    auto address = [&](int i) {
+      Handle h;
+      std::memcpy(&h, handles[i], sizeof(h));
+      return std::string(reinterpret_cast<const char*>(h.address), h.addressLength);
+    };
+    ROLE_CHECK(address(0) != address(1), "listens 0 and 1 share an endpoint");
+    ROLE_CHECK(address(0) == address(2) && address(1) == address(3),
+               "listens do not take the 2 endpoints in turn");
+    void* send[kPairs] = {};
+    void* recv[kPairs] = {};
+    for (int i = 0; i < kPairs; i++) {
+      ROLE_TRY(peer.connectPair(handles[i], listens[i], &send[i], &recv[i]));
+      ROLE_OK(peer.net().closeListen(listens[i]));
+    }
+    int out[kPairs], in[kPairs];
+    void* mh[2 * kPairs];
+    std::vector<void*> requests;
+    for (int i = 0; i < kPairs; i++) {
+      out[i] = 200 + i;
+      in[i] = -1;
+      ROLE_OK(peer.net().regMr(send[i], &out[i], sizeof(int), NCCL_PTR_HOST, &mh[i]));
+      ROLE_OK(peer.net().regMr(recv[i], &in[i], sizeof(int), NCCL_PTR_HOST, &mh[kPairs + i]));
+      void* data = &in[i];
+      size_t size = sizeof(int);
+      int tag = 7;
+      void* r = nullptr;
+      ROLE_TRY(peer.irecv(recv[i], 1, &data, &size, &tag, &mh[kPairs + i], &r));
+      requests.push_back(r);
+      ROLE_TRY(peer.isend(send[i], &out[i], sizeof(int), 7, mh[i], &r));
+      requests.push_back(r);
+    }
+    ROLE_TRY(peer.waitAll(requests, nullptr));
+    for (int i = 0; i < kPairs; i++) {
+      ROLE_CHECK(in[i] == 200 + i, "pair %d carried %d", i, in[i]);
+      ROLE_OK(peer.net().deregMr(send[i], mh[i]));
+      ROLE_OK(peer.net().deregMr(recv[i], mh[kPairs + i]));
+      ROLE_OK(peer.net().closeSend(send[i]));
+      ROLE_OK(peer.net().closeRecv(recv[i]));
+    }
+    return "";
+  };
+  ::setenv("NCCLNET_OFI_ENDPOINTS", "2", 1);
+  std::string result = runRoles(version(), nullptr, role);
+  ::unsetenv("NCCLNET_OFI_ENDPOINTS");
+  EXPECT_EQ(result, "");
 }
 
 TEST_P(SdkOfi, ListensClosedWithoutAcceptAreHarmless) {
