@@ -34,6 +34,10 @@ constexpr Knob<Config> kKnobs[] = {
     intKnob("NCCLNET_OFI_STRAY_TIMEOUT_MS", &Config::strayTimeoutMs, 10000, 0, 3600000,
             "TCP connections to the endpoint's port that sent nothing for this long are shut "
             "down (0: never); only for tcp-based providers"),
+    flagKnob("NCCLNET_OFI_PROGRESS_THREAD", &Config::progressThread, false,
+             "1: a thread per endpoint drives the provider's progress continuously, so data "
+             "moves on every endpoint at once, not only when NCCL's proxy thread tests; 0: "
+             "progress only in the calls NCCL makes (and the watchdog's ticks)"),
     intKnob("NCCLNET_OFI_ENDPOINTS", &Config::endpoints, 1, 1, 64,
             "endpoints per device, each with its own provider connections and completion "
             "queue; listens take them in turn, a connect the one of the listener's index "

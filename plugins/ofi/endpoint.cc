@@ -203,6 +203,7 @@ ncclResult_t Endpoint::progress() {
   for (int round = 0; round < 8; round++) {
     ssize_t n = fi_cq_read(cq_.get(), batch_.data(), batch_.size());
     if (n > 0) {
+      completions_ += static_cast<uint64_t>(n);
       for (ssize_t i = 0; i < n; i++) {
         auto* op = static_cast<OpContext*>(batch_[i].op_context);
         op->sink->onCompletion(op->index, batch_[i]);

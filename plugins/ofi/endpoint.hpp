@@ -133,6 +133,8 @@ class Endpoint {
   ncclResult_t startWatchdog();
   void stopWatchdog();
   void watchdog();
+  // NCCLNET_OFI_PROGRESS_THREAD: progress in a loop until stopWatchdog().
+  void progressLoop();
   // Runs the watchdog's duties when a tick passed since they last ran.
   // Requires mutex_ held.
   void serviceIfDue(Clock::time_point now);
@@ -159,6 +161,9 @@ class Endpoint {
   std::unique_ptr<ProbeInbox> inbox_;
   std::unique_ptr<StraySweeper> strays_;
   std::thread watchdog_;
+  std::thread progressThread_;
+  std::atomic<bool> progressStop_{false};
+  uint64_t completions_ = 0;  // read by progress(), under mutex_
   // The watchdog sleeps on its own mutex, never on mutex_: a thread woken
   // while the application holds mutex_ in a tight test() loop would wait on
   // it again and again, each time costing the application a wake-up call.

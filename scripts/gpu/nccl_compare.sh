@@ -54,11 +54,13 @@ done
 [ -e "$socket" ] && [ -e "$checker" ] && subject sdk-socket-checked --env NCCL_NET_PLUGIN="$checker" \
   --env NCCLNET_CHECK_PLUGIN="$socket" --env NCCL_NET=sdk-socket
 [ -e "$ofi" ] && subject sdk-ofi --env NCCL_NET_PLUGIN="$ofi" --env NCCL_NET=sdk-ofi "${ofi_env[@]}"
-# sdk-ofi at NCCLNET_OFI_ENDPOINTS=N: any sdk-ofi-eN that SUBJECTS names.
+# sdk-ofi at NCCLNET_OFI_ENDPOINTS=N: any sdk-ofi-eN that SUBJECTS names;
+# sdk-ofi-eNp with NCCLNET_OFI_PROGRESS_THREAD=1 as well.
 for name in ${SUBJECTS:-}; do
-  [[ $name =~ ^sdk-ofi-e([0-9]+)$ ]] && [ -e "$ofi" ] &&
+  [[ $name =~ ^sdk-ofi-e([0-9]+)(p?)$ ]] && [ -e "$ofi" ] &&
     subject "$name" --env NCCL_NET_PLUGIN="$ofi" --env NCCL_NET=sdk-ofi "${ofi_env[@]}" \
-      --env NCCLNET_OFI_ENDPOINTS="${BASH_REMATCH[1]}"
+      --env NCCLNET_OFI_ENDPOINTS="${BASH_REMATCH[1]}" \
+      --env NCCLNET_OFI_PROGRESS_THREAD="$([ -n "${BASH_REMATCH[2]}" ] && echo 1 || echo 0)"
 done
 [ -e "$ofi" ] && [ -e "$checker" ] && subject sdk-ofi-checked --env NCCL_NET_PLUGIN="$checker" \
   --env NCCLNET_CHECK_PLUGIN="$ofi" --env NCCL_NET=sdk-ofi "${ofi_env[@]}"
