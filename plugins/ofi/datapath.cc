@@ -80,8 +80,10 @@ ncclResult_t testRequest(Comm* comm, Request* request, int* done, int* sizes) {
   // of the provider's wake-up pipe, plus a write() to it at the next send.
   // Skipping it lets the sends that follow go out back to back.
   bool alreadyDone = request->done() && request->error == ncclSuccess;
-  // Progress first: on manual-progress providers nothing moves otherwise.
-  ncclResult_t res = alreadyDone ? ncclSuccess : endpoint.progress();
+  // Progress first: on manual-progress providers nothing moves otherwise
+  // (unless the endpoint's own thread drives it).
+  bool driven = endpoint.config().progressThread;
+  ncclResult_t res = alreadyDone || driven ? ncclSuccess : endpoint.progress();
   if (res != ncclSuccess) return res;
   if (comm->kind() == Comm::Kind::Recv && request->error == ncclSuccess &&
       request->posted < request->n) {

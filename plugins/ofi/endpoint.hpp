@@ -64,6 +64,8 @@ class Endpoint {
   Endpoint& operator=(const Endpoint&) = delete;
 
   std::mutex& mutex() { return mutex_; }
+  // Counts a test() that found mutex() taken (any thread; no lock needed).
+  unsigned missedLock() { return ++lockMisses_; }
   const Nic& nic() const { return nic_; }
   const TagLayout& tags() const { return nic_.tags; }
   const Logger& log() const { return log_; }
@@ -163,6 +165,7 @@ class Endpoint {
   std::thread watchdog_;
   std::thread progressThread_;
   std::atomic<bool> progressStop_{false};
+  std::atomic<unsigned> lockMisses_{0};
   uint64_t completions_ = 0;  // read by progress(), under mutex_
   // The watchdog sleeps on its own mutex, never on mutex_: a thread woken
   // while the application holds mutex_ in a tight test() loop would wait on
