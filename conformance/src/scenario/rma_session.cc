@@ -127,6 +127,13 @@ void* RmaSession::putSignal(int context, uint64_t srcOff, void* srcMh, size_t si
   return requestOrFail(res, request, call, rule);
 }
 
+void RmaSession::signal(int context, int rank, uint64_t signalOff, void* signalMh,
+                        const std::string& what, Rule rule) {
+  wait(putSignal(context, 0, nullptr, 0, 0, nullptr, rank, signalOff, signalMh, 1,
+                 NCCL_GIN_SIGNAL_OP_INC, true, what, rule),
+       what, rule);
+}
+
 void* RmaSession::get(int context, uint64_t remoteOff, void* remoteMh, size_t size,
                       uint64_t localOff, void* localMh, int rank, const std::string& what,
                       Rule rule) {

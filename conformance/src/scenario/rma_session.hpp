@@ -17,6 +17,7 @@
 
 #include "ncclnet/abi/rma.h"
 #include "scenario/ctx.hpp"
+#include "scenario/registry.hpp"
 
 namespace conformance {
 
@@ -28,6 +29,18 @@ inline uint64_t rmaSeed(uint64_t base, int src, int dst, size_t item) {
 
 // Signal words a scenario registers (8 bytes each).
 constexpr size_t kRmaSignalWords = 64;
+
+// A scenario of the Rma area: it needs the library's RMA table.
+inline Scenario rmaScenario(const char* name, Rule rule, int ranks, void (*run)(Ctx&),
+                            const char* summary) {
+  return {.area = "Rma",
+          .name = name,
+          .rule = rule,
+          .ranks = ranks,
+          .needs = {.rmaTable = true},
+          .run = run,
+          .summary = summary};
+}
 
 class RmaSession {
  public:
@@ -56,6 +69,11 @@ class RmaSession {
   void* putSignal(int context, uint64_t srcOff, void* srcMh, size_t size, uint64_t dstOff,
                   void* dstMh, int rank, uint64_t signalOff, void* signalMh, uint64_t value,
                   uint32_t op, bool strong, const std::string& what, Rule rule);
+  // A strong INC of the word at `signalOff` on `rank`, with no payload (size
+  // 0, no source or destination handle, as NCCL's device signal() sends
+  // it), waited for.
+  void signal(int context, int rank, uint64_t signalOff, void* signalMh, const std::string& what,
+              Rule rule);
   void* get(int context, uint64_t remoteOff, void* remoteMh, size_t size, uint64_t localOff,
             void* localMh, int rank, const std::string& what, Rule rule);
   // iflush, then waits for its request when there is one.

@@ -130,9 +130,7 @@ void eightRanks(Ctx& c) {
     std::string what = format("4 KiB to rank %d of %d", dst, n);
     s.wait(s.put(0, 0, mSource, kEach, kEach * static_cast<size_t>(me), mTarget, dst, what, rule),
            what, rule);
-    s.wait(s.putSignal(0, 0, nullptr, 0, 0, nullptr, dst, 8 * static_cast<uint64_t>(me), mSignals,
-                       1, NCCL_GIN_SIGNAL_OP_INC, true, what + "'s signal", rule),
-           what + "'s signal", rule);
+    s.signal(0, dst, 8 * static_cast<uint64_t>(me), mSignals, what + "'s signal", rule);
   }
   for (int src = 0; src < n; src++) {
     s.awaitSignal(&signals[static_cast<size_t>(src)], 1, format("rank %d's signal", src), rule);
@@ -178,11 +176,9 @@ void putsLand(Ctx& c) {
                                format("%zu B to rank %d", kPutSizes[i], dst), rule));
     }
     for (void* r : requests) s.wait(r, format("a put to rank %d", dst), rule);
-    // A strong signal-only call, as NCCL's device signal() sends it: size 0,
-    // no source or destination handle (gin__funcs.h signal()).
-    s.wait(s.putSignal(0, 0, nullptr, 0, 0, nullptr, dst, 8 * static_cast<uint64_t>(me), mSignals,
-                       1, NCCL_GIN_SIGNAL_OP_INC, true, format("signal to rank %d", dst), rule),
-           format("signal to rank %d", dst), rule);
+    // NCCL's device signal() (gin__funcs.h): no payload, no handles.
+    s.signal(0, dst, 8 * static_cast<uint64_t>(me), mSignals, format("signal to rank %d", dst),
+             rule);
   }
   for (int src = 0; src < n; src++) {
     s.awaitSignal(&signals[static_cast<size_t>(src)], 1,
@@ -234,9 +230,8 @@ void asymmetricWindows(Ctx& c) {
         format("64 KiB to the last %zu KiB of rank %d's %zu KiB window",
                (windowSize(dst) - blockAt(me, dst)) / 1024, dst, windowSize(dst) / 1024);
     s.wait(s.put(0, 0, mSource, kBlock, blockAt(me, dst), mWindow, dst, what, rule), what, rule);
-    s.wait(s.putSignal(0, 0, nullptr, 0, 0, nullptr, dst, 8 * static_cast<uint64_t>(me), mSignals,
-                       1, NCCL_GIN_SIGNAL_OP_INC, true, format("signal to rank %d", dst), rule),
-           format("signal to rank %d", dst), rule);
+    s.signal(0, dst, 8 * static_cast<uint64_t>(me), mSignals, format("signal to rank %d", dst),
+             rule);
   }
   for (int src = 0; src < n; src++) {
     s.awaitSignal(&signals[static_cast<size_t>(src)], 1,
@@ -431,9 +426,7 @@ void requestsReturned(Ctx& c) {
                                format("put %zu of %zu, none tested yet", i + 1, count), rule));
     }
     for (void* r : requests) s.wait(r, "one of the outstanding puts", rule);
-    s.wait(s.putSignal(0, 0, nullptr, 0, 0, nullptr, 1, 0, mSignals, 1, NCCL_GIN_SIGNAL_OP_INC,
-                       true, "the signal after them", rule),
-           "the signal after them", rule);
+    s.signal(0, 1, 0, mSignals, "the signal after them", rule);
   } else if (c.rank() == 1) {
     s.awaitSignal(&signals[0], 1, "the signal after the outstanding puts", rule);
     for (size_t i = 0; i < count; i++) {
@@ -470,9 +463,7 @@ void localCompletion(Ctx& c) {
              format("the %zu B put", sizes[i]), rule);
       source.clear(0xA5, 0, sizes[i]);  // reused the moment test() said done
     }
-    s.wait(s.putSignal(0, 0, nullptr, 0, 0, nullptr, 1, 0, mSignals, 1, NCCL_GIN_SIGNAL_OP_INC,
-                       true, "the signal after the puts", rule),
-           "the signal after the puts", rule);
+    s.signal(0, 1, 0, mSignals, "the signal after the puts", rule);
   } else if (c.rank() == 1) {
     s.awaitSignal(&signals[0], 1, "the signal after the puts", rule);
     size_t at = 0;
@@ -491,28 +482,18 @@ void localCompletion(Ctx& c) {
 
 void addRmaScenarios(std::vector<Scenario>& out) {
   auto rma = [&](const char* name, Rule rule, int ranks, void (*run)(Ctx&), const char* summary) {
-    out.push_back({.area = "Rma",
-                   .name = name,
-                   .rule = rule,
-                   .ranks = ranks,
-                   .needs = {.rmaTable = true},
-                   .run = run,
-                   .summary = summary});
+    out.push_back(rmaScenario(name, rule, ranks, run, summary));
   };
   rma("TableComplete", Rule::RmaTableComplete, 1, tableComplete,
       "ncclRmaPlugin_v14 members, one name across the RMA and GIN tables, GIN_PROXY devices, "
       "power-of-two maxRecvs");
   rma("ConnectCollective", Rule::RmaConnectCollective, 4, connectCollective,
       "4 ranks, two collComms at once, registrations of different sizes per rank");
-  out.push_back({.area = "Rma",
-                 .name = "EightRanks",
-                 .rule = Rule::RmaConnectCollective,
-                 .ranks = 8,
-                 .needs = {.rmaTable = true},
-                 .run = eightRanks,
-                 .summary = "8 ranks connect at once; each puts 4 KiB and a signal to every rank",
-                 // Eight processes on a small CI machine.
-                 .minDeadlineSec = 30});
+  Scenario eight =
+      rmaScenario("EightRanks", Rule::RmaConnectCollective, 8, eightRanks,
+                  "8 ranks connect at once; each puts 4 KiB and a signal to every rank");
+  eight.minDeadlineSec = 30;  // eight processes on a small CI machine
+  out.push_back(eight);
   rma("PutsLand", Rule::RmaPutsLand, 3, putsLand,
       "0..8 B, 4 KiB and 64 KiB to every rank and itself, at odd offsets, nothing outside");
   rma("AsymmetricWindows", Rule::RmaPutsLand, 3, asymmetricWindows,

@@ -88,9 +88,8 @@ void cudaPutsLand(Ctx& c) {
                               : s.put(0, offsetOf(i), mSource, size, at, mTarget, dst, what, rule));
     }
     for (void* r : requests) s.wait(r, format("a put to rank %d", dst), rule);
-    s.wait(s.putSignal(0, 0, nullptr, 0, 0, nullptr, dst, 8 * static_cast<uint64_t>(me), mSignals,
-                       1, NCCL_GIN_SIGNAL_OP_INC, true, format("signal to rank %d", dst), rule),
-           format("signal to rank %d", dst), rule);
+    s.signal(0, dst, 8 * static_cast<uint64_t>(me), mSignals, format("signal to rank %d", dst),
+             rule);
   }
   for (int src = 0; src < n; src++) {
     size_t word = 8 * static_cast<size_t>(src);
@@ -171,13 +170,9 @@ void cudaGetAndFlush(Ctx& c) {
 
 void addRmaCudaScenarios(std::vector<Scenario>& out) {
   auto rma = [&](const char* name, Rule rule, int ranks, void (*run)(Ctx&), const char* summary) {
-    out.push_back({.area = "Rma",
-                   .name = name,
-                   .rule = rule,
-                   .ranks = ranks,
-                   .needs = {.cudaMemory = true, .rmaTable = true},
-                   .run = run,
-                   .summary = summary});
+    Scenario scenario = rmaScenario(name, rule, ranks, run, summary);
+    scenario.needs.cudaMemory = true;
+    out.push_back(scenario);
   };
   rma("CudaPutsLand", Rule::RmaPutsLand, 3, cudaPutsLand,
       "windows and signals in GPU memory, as NCCL's GIN proxy registers them: 0 B to 1 MiB "

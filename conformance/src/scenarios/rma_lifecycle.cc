@@ -60,9 +60,7 @@ void lifecycle(Ctx& c) {
       std::string what = format("round %d, session %d: 4 KiB to rank %d", round, k + 1, next);
       s.wait(s.put(k, 0, w.mBytes, Window::kHalf, Window::kHalf, w.mBytes, next, what, rule), what,
              rule);
-      s.wait(s.putSignal(k, 0, nullptr, 0, 0, nullptr, next, 0, w.mSignals, 1,
-                         NCCL_GIN_SIGNAL_OP_INC, true, what + "'s signal", rule),
-             what + "'s signal", rule);
+      s.signal(k, next, 0, w.mSignals, what + "'s signal", rule);
     }
     for (int k = 0; k < 2; k++) {
       Window& w = windows[k];
@@ -270,13 +268,7 @@ void twoProgressThreads(Ctx& c) {
 
 void addRmaLifecycleScenarios(std::vector<Scenario>& out) {
   auto rma = [&](const char* name, Rule rule, int ranks, void (*run)(Ctx&), const char* summary) {
-    out.push_back({.area = "Rma",
-                   .name = name,
-                   .rule = rule,
-                   .ranks = ranks,
-                   .needs = {.rmaTable = true},
-                   .run = run,
-                   .summary = summary});
+    out.push_back(rmaScenario(name, rule, ranks, run, summary));
   };
   rma("Lifecycle", Rule::RmaLifecycleRepeatable, 3, lifecycle,
       "3 rounds of two sessions alive at once, each verified, torn down in a different order on "
