@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // sdk-ib: the async event watcher.
 #include "async_events.hpp"
+#include "ncclnet/thread_name.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -92,7 +93,10 @@ std::unique_ptr<AsyncWatcher> AsyncWatcher::start(const IbvApi& api, ibv_context
     return nullptr;
   }
   std::unique_ptr<AsyncWatcher> watcher(new AsyncWatcher(api, context, hca, log, wakeFd));
-  watcher->thread_ = std::thread([w = watcher.get()] { w->run(); });
+  watcher->thread_ = std::thread([w = watcher.get()] {
+    nameThisThread("sdk-ib events");
+    w->run();
+  });
   return watcher;
 }
 

@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "endpoint.hpp"
+#include "ncclnet/thread_name.hpp"
 #include "probe_inbox.hpp"
 
 namespace ncclnet::ofi {
@@ -18,8 +19,16 @@ ncclResult_t Endpoint::startWatchdog() {
   if (nic_.provider.find("tcp") != std::string::npos) {
     strays_ = StraySweeper::forAddress(address_, config_.strayTimeoutMs, log_);
   }
-  watchdog_ = std::thread([this] { watchdog(); });
-  if (config_.progressThread) progressThread_ = std::thread([this] { progressLoop(); });
+  watchdog_ = std::thread([this] {
+    nameThisThread("sdk-ofi watch");
+    watchdog();
+  });
+  if (config_.progressThread) {
+    progressThread_ = std::thread([this] {
+      nameThisThread("sdk-ofi progress");
+      progressLoop();
+    });
+  }
   return ncclSuccess;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // sdk-socket: data sockets and their helper threads.
 #include "stream.hpp"
+#include "ncclnet/thread_name.hpp"
 
 #include <poll.h>
 #include <sched.h>
@@ -99,7 +100,10 @@ Worker::Worker(std::vector<Stream*> streams, Patience patience, HelperCensus* ce
                   std::strerror(errno));
     return;
   }
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    nameThisThread("sdk-socket io");
+    run();
+  });
   census_->join();
 }
 

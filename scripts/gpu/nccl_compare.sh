@@ -13,6 +13,12 @@
 # endpoints per device, nccl-socket-TxS NCCL's Socket so tuned); ROUNDS (5),
 # OPS (allreduce,sendrecv), MIN_BYTES (1M), MAX_BYTES (1G), ITERS (5).
 # aws-ofi-nccl joins when STAGE_DIR/interop has it (scripts/interop/build.sh).
+# VARIANTS adds subjects that are another one with more settings, each
+# NAME=BASE:VAR=VALUE,VAR=VALUE (e.g. sdk-socket-4x1=sdk-socket:
+# NCCL_SOCKET_NTHREADS=4,NCCL_NSOCKS_PERTHREAD=1 as one word); they run
+# whatever SUBJECTS says.
+# SAMPLER=1 preloads tools/ncclnet-sampler into every rank: one CPU profile
+# per rank process, OUT_DIR/profiles/sampler.<subject>.<pid>.txt.
 set -uo pipefail
 build=$(realpath "$1")
 out=$2
@@ -31,11 +37,31 @@ args=(--mps --rounds "${ROUNDS:-5}" --ops "${OPS:-allreduce,sendrecv}"
       --iters "${ITERS:-5}" --warmup 1 --timeout 120 --run-dir "$out/runs" --json "$out/compare.json"
       # Every subject: loopback, and the plugin kept loaded across comms.
       --env NCCL_SOCKET_IFNAME=lo --env NCCL_NET_PLUGIN_REF_COUNT=1)
-subject() {  # NAME [--env VAR=VALUE ...]
+sampler=$build/tools/ncclnet-sampler/libncclnet-sampler.so
+if [ "${SAMPLER:-0}" = 1 ]; then
+  [ -e "$sampler" ] || { echo "SAMPLER=1: $sampler is not built" >&2; exit 2; }
+  mkdir -p "$out/profiles"
+fi
+add_subject() {  # NAME [--env VAR=VALUE ...]
   local name=$1
+  args+=(--subject "$@")
+  # NCCL names its threads only when asked (NCCL_SET_THREAD_NAME).
+  [ "${SAMPLER:-0}" = 1 ] && args+=(--env "LD_PRELOAD=$sampler" --env NCCL_SET_THREAD_NAME=1
+    --env "NCCLNET_SAMPLER_OUT=$(realpath "$out")/profiles" --env "NCCLNET_SAMPLER_TAG=$name")
+  return 0
+}
+subject() {  # NAME [--env VAR=VALUE ...]
+  local name=$1 variant settings setting
   shift
-  [[ " ${SUBJECTS:-$name} " == *" $name "* ]] || return 0
-  args+=(--subject "$name" "$@")
+  [[ " ${SUBJECTS:-$name} " == *" $name "* ]] && add_subject "$name" "$@"
+  for variant in ${VARIANTS:-}; do
+    [ "$(echo "$variant" | sed 's/^[^=]*=\([^:]*\):.*/\1/')" = "$name" ] || continue
+    local more=()
+    IFS=, read -ra settings <<<"${variant#*:}"
+    for setting in "${settings[@]}"; do more+=(--env "$setting"); done
+    add_subject "${variant%%=*}" "$@" "${more[@]}"
+  done
+  return 0
 }
 [ -e "$socket" ] && subject sdk-socket --env NCCL_NET_PLUGIN="$socket" --env NCCL_NET=sdk-socket
 subject nccl-socket --env NCCL_NET_PLUGIN=none --env NCCL_NET=Socket

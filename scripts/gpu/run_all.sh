@@ -28,7 +28,8 @@
 #              NCCL's Socket (default and 4x4) inside NCCL in alternating
 #              rounds, MPS on (nccl_compare.sh; SUBJECTS, ROUNDS, MAX_BYTES
 #              pick; 5 rounds to 1 GiB take about 1 minute per subject, so
-#              one call fits about 8 subjects)
+#              one call fits about 8 subjects; SAMPLER=1 adds a CPU profile
+#              of every rank, compare/profiles/, tools/ncclnet-sampler)
 #   check      ncclnet-check wrapped around every bundled plugin (--device cuda)
 #              and aws-ofi-nccl from STAGE_DIR/interop (CPU and cuda), driven
 #              by the conformance suite; a violation fails the run (not in

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // sdk-socket RMA: the collComm's I/O thread.
 #include "engine.hpp"
+#include "ncclnet/thread_name.hpp"
 
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -61,7 +62,10 @@ ncclResult_t Engine::start() {
     return ncclSystemError;
   }
   try {
-    thread_ = std::thread([this] { run(); });
+    thread_ = std::thread([this] {
+      nameThisThread("sdk-socket rma");
+      run();
+    });
   } catch (const std::system_error& e) {
     NCCLNET_WARN(log_, "connect: cannot start the RMA thread: %s", e.what());
     return ncclSystemError;
