@@ -118,7 +118,8 @@ struct CollNetExports {
       // v6..v8: NCCL reads neither the device type nor maxCollBytes from
       // these tables; it takes a host device and 512 MiB
       // (NCCL_MAX_COLLNET_SIZE; net_v6.cc ... net_v8.cc,
-      // ncclCollNet_getProperties), which only v6's struct could not say.
+      // ncclCollNet_getProperties). Saying host here keeps another type
+      // from failing v6's conversion, whose struct has no type field.
       v12.netDeviceType = NCCL_NET_DEVICE_HOST;
       v12.netDeviceVersion = NCCL_NET_DEVICE_INVALID_VERSION;
       if (v12.maxCollBytes != NCCL_MAX_COLLNET_SIZE) {
