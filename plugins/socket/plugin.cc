@@ -6,6 +6,7 @@
 #include "closing_sockets.hpp"
 #include "config.hpp"
 #include "connect.hpp"
+#include "device_properties.hpp"
 #include "ncclnet/cuda_driver.hpp"
 #include "ncclnet/cuda_driver_slot.hpp"
 #include "ncclnet/interfaces.hpp"
@@ -20,7 +21,6 @@ namespace {
 // The largest message: test() reports sizes as int, and NCCL never issues a
 // transfer above 1 GiB (NCCL_MAX_NET_SIZE).
 constexpr size_t kMaxMessageBytes = NCCL_MAX_NET_SIZE;
-constexpr int kMaxComms = 65536;
 
 // The CUDA driver of UNPACK mode, released when NCCL unloads the plugin
 // (ncclnet/cuda_driver_slot.hpp); opened at init only when UNPACK is asked.
@@ -82,13 +82,9 @@ class SocketNet {
   ncclResult_t getProperties(int dev, ncclNetProperties_v12_t* props) {
     if (!validDevice("getProperties", dev)) return resultOf(Failure::kBadDevice);
     Interface& itf = interfaces_[dev];
-    props->name = const_cast<char*>(itf.name.c_str());
-    props->pciPath = itf.pciPath.empty() ? nullptr : const_cast<char*>(itf.pciPath.c_str());
-    props->guid = itf.guid;
+    describeDevice(itf, props);
     // Registration holds no per-comm state and costs the same for any range.
     props->regIsGlobal = 1;
-    props->speed = itf.speedMbps;
-    props->maxComms = kMaxComms;
     props->maxRecvs = kMaxRecvs;
     props->maxP2pBytes = kMaxMessageBytes;
     props->maxCollBytes = kMaxMessageBytes;

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "../device_properties.hpp"
 #include "../rma/mesh.hpp"
 #include "../rma/wire.hpp"
 #include "coll_comm.hpp"
@@ -120,12 +121,9 @@ ncclResult_t SocketCollNet::devices(int* ndev) {
 ncclResult_t SocketCollNet::getProperties(int dev, ncclNetProperties_v12_t* props) {
   if (!validDevice("getProperties", dev)) return resultOf(Failure::kBadDevice);
   const Interface& itf = interfaces_[dev];
-  // What the net table says of the same device (plugin.cc getProperties),
-  // so NCCL's topology sees one NIC.
-  props->name = const_cast<char*>(itf.name.c_str());
-  props->pciPath = itf.pciPath.empty() ? nullptr : const_cast<char*>(itf.pciPath.c_str());
-  props->guid = itf.guid;
-  props->speed = itf.speedMbps;
+  // What the net table says of the same device: NCCL's topology reads the
+  // NIC from this table first (device_properties.hpp).
+  describeDevice(itf, props);
   props->ptrSupport = NCCL_PTR_HOST;
   // Registrations belong to one collComm (regMr checks the handle there).
   props->regIsGlobal = 0;
