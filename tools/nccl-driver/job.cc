@@ -236,6 +236,7 @@ JobOutcome runJob(const Options& o, const Subject& subject, int round, int jobIn
   // plugin for the device API's.
   job.proof.needGin = std::count(o.ops.begin(), o.ops.end(), Op::GinAllToAll) > 0;
   job.proof.needChannels = !job.proof.needGin || o.ops.size() > 1;
+  job.proof.needCollNet = subject.asksForCollNet(envOr("NCCL_COLLNET_ENABLE", ""));
   // The checker's lines about the caller: NCCL's own doing (an abort with
   // requests in flight, rule 51), reported, never held against the plugin.
   for (const std::string& c : job.proof.callerLines)

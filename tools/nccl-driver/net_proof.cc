@@ -29,13 +29,26 @@ std::string connectionTransport(const std::string& line) {
   return line.substr(start, end == std::string::npos ? std::string::npos : end - start);
 }
 
+// The transport of a CollNet connection line ("COLLNET/sdk-socket/0"), or
+// empty when the line is none.
+std::string collNetTransport(const std::string& line) {
+  size_t at = line.find(" CollNet ");
+  if (at == std::string::npos) return "";
+  size_t via = line.find(" via COLLNET/", at);
+  if (via == std::string::npos) return "";
+  size_t start = via + 5;
+  size_t end = line.find_first_of(" \t\r", start);
+  return line.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
 }  // namespace
 
 bool NetProof::proven() const {
   bool channels = connections > 0 && viaExpected == connections && elsewhere.empty() &&
                   (expected.empty() || network == expected);
   bool gin = ginRanks == ranks && (expected.empty() ? !ginPlugin.empty() : ginPlugin == expected);
-  return (!needChannels || channels) && (!needGin || gin);
+  bool collNet = collNetConnections > 0 && collNetViaExpected == collNetConnections;
+  return (!needChannels || channels) && (!needGin || gin) && (!needCollNet || collNet);
 }
 
 std::string NetProof::describe() const {
@@ -55,6 +68,13 @@ std::string NetProof::describe() const {
     text += network.empty() ? "; NCCL never said which network it used"
                             : "; NCCL used network " + network;
   if (gdr) text += "; GPUDirect RDMA";
+  if (needCollNet) {
+    text += collNetConnections == 0
+                ? "; no CollNet connection (NCCL fell back to point-to-point)"
+                : "; " + std::to_string(collNetViaExpected) + " of " +
+                      std::to_string(collNetConnections) + " CollNet connections via COLLNET/" +
+                      (expected.empty() ? "any" : expected);
+  }
   return text + gin;
 }
 
@@ -91,6 +111,13 @@ NetProof proveNetwork(std::istream& log, const std::string& expected) {
       p.network = line.substr(start, end == std::string::npos ? std::string::npos : end - start);
       continue;
     }
+    std::string coll = collNetTransport(line);
+    if (!coll.empty()) {
+      p.collNetConnections++;
+      std::string net = coll.substr(8, coll.find('/', 8) - 8);  // after "COLLNET/"
+      if (expected.empty() || net == expected) p.collNetViaExpected++;
+      continue;
+    }
     std::string via = connectionTransport(line);
     if (via.empty()) continue;
     p.connections++;
@@ -122,6 +149,8 @@ NetProof mergeProofs(const std::vector<NetProof>& ranks) {
       all.ginPlugin += "|" + r.ginPlugin;
     }
     all.connections += r.connections;
+    all.collNetConnections += r.collNetConnections;
+    all.collNetViaExpected += r.collNetViaExpected;
     all.viaExpected += r.viaExpected;
     all.gdr = all.gdr || r.gdr;
     for (const auto& [via, n] : r.elsewhere) all.elsewhere[via] += n;

@@ -12,6 +12,12 @@
 // A job of GPU-initiated puts alone (gin-alltoall) opens no channel: its
 // proof is each rank's "Assigned GIN plugin X to comm" (src/plugin/net.cc,
 // NCCL 2.28), naming the expected plugin.
+// A job that asked for CollNet (NCCL_COLLNET_ENABLE=1) must show it too:
+// NCCL falls back to point-to-point without a word above INFO when CollNet
+// cannot be set up (src/init.cc, "Cannot initialize CollNet"), so the
+// proof is each CollNet connection NCCL printed ("CollNet 00/1 : 0 [send]
+// via COLLNET/sdk-socket/0", src/transport/coll_net.cc sendSetup and
+// recvSetup) naming the expected network.
 // No CUDA and no NCCL here: the parser is tested on any machine.
 #pragma once
 
@@ -36,11 +42,14 @@ struct NetProof {
   std::string ginPlugin;                 // from "Assigned GIN plugin X to comm"; empty when none
   int ranks = 1;                         // logs behind this proof
   int ginRanks = 0;                      // of those, the ones whose NCCL assigned a GIN plugin
+  int collNetConnections = 0;            // CollNet connection lines
+  int collNetViaExpected = 0;            // of those, through COLLNET/<expected>
 
   // What the job must show: channels (NCCL's collectives and send/recv)
   // and a GIN plugin (the device API's puts), as its ops need.
   bool needChannels = true;
   bool needGin = false;
+  bool needCollNet = false;
 
   // Whether the log proves every channel used the expected network, and
   // every rank's GIN the expected plugin.

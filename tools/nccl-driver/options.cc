@@ -57,6 +57,13 @@ std::string Subject::expectedNetwork(const std::string& fallback) const {
   return fallback;
 }
 
+bool Subject::asksForCollNet(const std::string& fallback) const {
+  std::string value = fallback;
+  for (const EnvVar& e : env)
+    if (e.first == "NCCL_COLLNET_ENABLE") value = e.second;
+  return std::strtol(value.c_str(), nullptr, 0) != 0;
+}
+
 std::vector<size_t> Options::sizes() const {
   std::vector<size_t> out;
   for (size_t b = minBytes; b < maxBytes; b *= size_t(factor)) out.push_back(b);

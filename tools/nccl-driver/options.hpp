@@ -27,6 +27,9 @@ struct Subject {
   // else --expect-net, else the caller's NCCL_NET; empty accepts any
   // network (never P2P or SHM).
   std::string expectedNetwork(const std::string& fallback) const;
+  // Whether NCCL_COLLNET_ENABLE, the subject's else `fallback` (the
+  // caller's), turns CollNet on (NCCL reads it with strtol: init.cc).
+  bool asksForCollNet(const std::string& fallback) const;
 };
 
 struct Options {

@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "ncclnet/abi/net.h"  // NCCLNET_ABI_OLDEST, NEWEST: CollNet tables follow them
 #include "scenario/nccl_job.hpp"
 #include "scenario/registry.hpp"
 
@@ -249,6 +250,23 @@ void rankKilled(Ctx& c) {
           {}});
 }
 
+// CollNet in a real job: NCCL_COLLNET_ENABLE=1 with two fake hosts (each
+// rank its own NCCL_HOSTID, so nNodes = 2 = NCCL_COLLNET_NODE_THRESHOLD),
+// all-reduce forced onto CollNetChain, the one CollNet algorithm that needs
+// neither NVSwitch (CollNetDirect) nor NVLS (graph/tuning.cc). nccl-driver
+// fails the job unless every rank's log shows CollNet connections through
+// the plugin: NCCL otherwise falls back to point-to-point without a warning
+// (init.cc, "Cannot initialize CollNet").
+void collNetChain(Ctx& c) {
+  bool exported = false;
+  for (int v = NCCLNET_ABI_OLDEST; v <= NCCLNET_ABI_NEWEST; ++v)
+    exported = exported || c.plugin().symbol(format("ncclCollNetPlugin_v%d", v).c_str()) != nullptr;
+  if (!exported) skip("the library exports no ncclCollNetPlugin_vN: NCCL has no CollNet from it");
+  runJob(c, Rule::NcclJobsSucceed,
+         {with(kSweep, {"--ops", "allreduce"}),
+          {{"NCCL_COLLNET_ENABLE", "1"}, {"NCCL_ALGO", "CollNetChain"}}});
+}
+
 }  // namespace
 
 void addNcclScenarios(std::vector<Scenario>& out) {
@@ -285,6 +303,10 @@ void addNcclScenarios(std::vector<Scenario>& out) {
   job("GpuDirectDmaBuf", Rule::NcclJobsSucceed, gpuDirectDmaBuf,
       "GPUDirect RDMA on CUDA memory through regMrDmaBuf, exact", 180, {.dmaBuf = true});
   job("OneChannel", Rule::NcclJobsSucceed, oneChannel, "NCCL_MAX_NCHANNELS=1, exact", 180);
+  job("CollNetChain", Rule::NcclJobsSucceed, collNetChain,
+      "NCCL_COLLNET_ENABLE=1: all-reduce on CollNetChain through the library's CollNet table, "
+      "8 B to 32 MiB, exact, every rank's log showing CollNet connections through it",
+      180);
   job("ManyChannels", Rule::NcclJobsSucceed, manyChannels,
       "32 channels per peer through the plugin, exact", 180);
   job("LargeMessages", Rule::NcclJobsSucceed, largeMessages,

@@ -138,5 +138,42 @@ TEST(NetProof, GinJobsAreProvenByEveryRanksGinPlugin) {
             "through sdk-socket");
 }
 
+
+// A job with NCCL_COLLNET_ENABLE=1: NCCL 2.28's coll_net.cc sendSetup and
+// recvSetup lines, through the expected network, or none at all when NCCL
+// fell back to point-to-point.
+TEST(NetProof, CollNetJobsNeedCollNetConnections) {
+  const char* lines =
+      "x NCCL INFO Using network sdk-socket\n"
+      "x NCCL INFO Channel 00/1 : 1[0] -> 0[0] [receive] via NET/sdk-socket/0/Shared\n"
+      "x NCCL INFO CollNet 00/0 : 0 [receive] via COLLNET/sdk-socket/0\n"
+      "x NCCL INFO CollNet 00/1 : 0 [send] via COLLNET/sdk-socket/0\n";
+  NetProof p = prove(lines, "sdk-socket");
+  EXPECT_EQ(p.collNetConnections, 2);
+  EXPECT_EQ(p.connections, 1);  // a CollNet line is no channel connection
+  p.needCollNet = true;
+  EXPECT_TRUE(p.proven()) << p.describe();
+  EXPECT_NE(p.describe().find("2 of 2 CollNet connections via COLLNET/sdk-socket"),
+            std::string::npos)
+      << p.describe();
+
+  NetProof fellBack = prove(
+      "x NCCL INFO Using network sdk-socket\n"
+      "x NCCL INFO Channel 00/1 : 1[0] -> 0[0] [receive] via NET/sdk-socket/0\n",
+      "sdk-socket");
+  EXPECT_TRUE(fellBack.proven());
+  fellBack.needCollNet = true;
+  EXPECT_FALSE(fellBack.proven());
+  EXPECT_NE(fellBack.describe().find("no CollNet connection"), std::string::npos);
+
+  NetProof other = prove(
+      "x NCCL INFO Using network sdk-socket\n"
+      "x NCCL INFO Channel 00/1 : 1[0] -> 0[0] [receive] via NET/sdk-socket/0\n"
+      "x NCCL INFO CollNet 00/0 : 0 [receive] via COLLNET/sharp/0\n",
+      "sdk-socket");
+  other.needCollNet = true;
+  EXPECT_FALSE(other.proven()) << other.describe();
+  EXPECT_EQ(mergeProofs({p, p}).collNetConnections, 4);
+}
 }  // namespace
 }  // namespace nccldriver
