@@ -44,8 +44,11 @@ std::string collNetTransport(const std::string& line) {
 }  // namespace
 
 bool NetProof::proven() const {
-  bool channels = connections > 0 && viaExpected == connections && elsewhere.empty() &&
-                  (expected.empty() || network == expected);
+  // A job CollNet carried alone (all-reduce on CollNetChain) may open no
+  // channel: NCCL connects rings and trees only for the algorithms it runs.
+  bool noChannelNeeded = needCollNet && collNetConnections > 0 && connections == 0;
+  bool channels = (connections > 0 || noChannelNeeded) && viaExpected == connections &&
+                  elsewhere.empty() && (expected.empty() || network == expected);
   bool gin = ginRanks == ranks && (expected.empty() ? !ginPlugin.empty() : ginPlugin == expected);
   bool collNet = collNetConnections > 0 && collNetViaExpected == collNetConnections;
   return (!needChannels || channels) && (!needGin || gin) && (!needCollNet || collNet);
@@ -62,7 +65,10 @@ std::string NetProof::describe() const {
   std::string target = expected.empty() ? "a network" : "NET/" + expected;
   std::string text = std::to_string(viaExpected) + " of " + std::to_string(connections) +
                      " channel connections via " + target;
-  if (connections == 0) text = "NCCL printed no channel connection (is NCCL_DEBUG=INFO lost?)";
+  if (connections == 0)
+    text = needCollNet && collNetConnections > 0
+               ? "no channel connection (CollNet carried the job)"
+               : "NCCL printed no channel connection (is NCCL_DEBUG=INFO lost?)";
   for (const auto& [via, n] : elsewhere) text += "; " + std::to_string(n) + " via " + via;
   if (!expected.empty() && network != expected)
     text += network.empty() ? "; NCCL never said which network it used"

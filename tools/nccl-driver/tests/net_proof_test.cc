@@ -138,7 +138,6 @@ TEST(NetProof, GinJobsAreProvenByEveryRanksGinPlugin) {
             "through sdk-socket");
 }
 
-
 // A job with NCCL_COLLNET_ENABLE=1: NCCL 2.28's coll_net.cc sendSetup and
 // recvSetup lines, through the expected network, or none at all when NCCL
 // fell back to point-to-point.
@@ -174,6 +173,24 @@ TEST(NetProof, CollNetJobsNeedCollNetConnections) {
   other.needCollNet = true;
   EXPECT_FALSE(other.proven()) << other.describe();
   EXPECT_EQ(mergeProofs({p, p}).collNetConnections, 4);
+
+  // All-reduce on CollNetChain alone opens no channel: CollNet's lines and
+  // the network NCCL named prove it; without CollNet lines nothing does.
+  const char* collNetOnly =
+      "x NCCL INFO Using network sdk-socket\n"
+      "x NCCL INFO CollNet 00/0 : 0 [receive] via COLLNET/sdk-socket/0\n";
+  NetProof alone = prove(collNetOnly, "sdk-socket");
+  alone.needCollNet = true;
+  EXPECT_TRUE(alone.proven()) << alone.describe();
+  EXPECT_NE(alone.describe().find("CollNet carried the job"), std::string::npos);
+  NetProof wrongNet = prove(
+      "x NCCL INFO Using network Socket\n"
+      "x NCCL INFO CollNet 00/0 : 0 [receive] via COLLNET/sdk-socket/0\n",
+      "sdk-socket");
+  wrongNet.needCollNet = true;
+  EXPECT_FALSE(wrongNet.proven());
+  NetProof notAsked = prove(collNetOnly, "sdk-socket");
+  EXPECT_FALSE(notAsked.proven());
 }
 }  // namespace
 }  // namespace nccldriver
