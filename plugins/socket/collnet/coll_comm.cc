@@ -14,6 +14,7 @@
 #include <new>
 #include <system_error>
 
+#include "ncclnet/thread_name.hpp"
 #include "reduce.hpp"
 
 namespace ncclnet::socket::collnet {
@@ -126,7 +127,10 @@ ncclResult_t CollComm::start(std::vector<Fd> peers) {
     return resultOf(Failure::kSystemCall);
   }
   try {
-    thread_ = std::thread([this] { run(); });
+    thread_ = std::thread([this] {
+      nameThisThread("sdk-socket coll");
+      run();
+    });
   } catch (const std::system_error& e) {
     NCCLNET_WARN(log_, "connect: cannot start the CollNet thread: %s", e.what());
     return resultOf(Failure::kSystemCall);

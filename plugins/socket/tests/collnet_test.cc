@@ -355,7 +355,11 @@ TEST_P(SocketCollNetRanks, AllReduceEveryTypeAndOp) {
   for (ncclDataType_t type : kTypes) {
     const size_t elt = elementSize(type);
     for (ncclRedOp_t op : kOps) {
-      for (size_t count : {size_t{1}, size_t{7}, size_t{1000}, (size_t{1} << 20) / elt}) {
+      // 1 MiB (many wire chunks) once per type: every op's folding is
+      // already covered at 1000 elements, and the sanitizer jobs run this.
+      std::vector<size_t> counts = {1, 7, 1000};
+      if (op == ncclSum) counts.push_back((size_t{1} << 20) / elt);
+      for (size_t count : counts) {
         for (bool inPlace : {false, true}) {
           salt++;
           std::vector<std::vector<uint8_t>> in(n), out(n);
