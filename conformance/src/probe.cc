@@ -85,6 +85,8 @@ int probeChild(int fd, const std::string& plugin, const std::optional<std::strin
     out.u32(static_cast<uint32_t>(caps.ptrSupport)).u32(static_cast<uint32_t>(caps.maxRecvs));
     out.u32(static_cast<uint32_t>(caps.netDeviceType)).u32(caps.regMrDmaBuf);
     out.u32(loaded->symbol("ncclRmaPlugin_v14") != nullptr);
+    out.u32(loaded->symbol("ncclCollNetPlugin_v12") != nullptr ||
+            loaded->symbol("ncclCollNetPlugin_v11") != nullptr);
     out.u32(gpus.available).str(gpus.whyNot).u32(static_cast<uint32_t>(gpus.driverVersion));
     out.u32(static_cast<uint32_t>(gpus.exportsDmaBuf.size()));
     for (bool exports : gpus.exportsDmaBuf) out.u32(exports);
@@ -206,6 +208,7 @@ PluginInfo probePlugin(const std::string& plugin, const std::optional<std::strin
   caps.netDeviceType = static_cast<int>(in.u32());
   caps.regMrDmaBuf = in.u32() != 0;
   caps.rmaTable = in.u32() != 0;
+  caps.collNetTable = in.u32() != 0;
   caps.gpus.available = in.u32() != 0;
   caps.gpus.whyNot = in.str();
   caps.gpus.driverVersion = static_cast<int>(in.u32());

@@ -26,6 +26,7 @@ const std::vector<Scenario>& catalogue() {
     addRmaScenarios(out);
     addRmaCudaScenarios(out);
     addRmaLifecycleScenarios(out);
+    addCollNetScenarios(out);
     return out;
   }();
   return all;

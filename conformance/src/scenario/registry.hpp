@@ -73,5 +73,6 @@ void addNcclScenarios(std::vector<Scenario>& out);
 void addRmaScenarios(std::vector<Scenario>& out);
 void addRmaCudaScenarios(std::vector<Scenario>& out);
 void addRmaLifecycleScenarios(std::vector<Scenario>& out);
+void addCollNetScenarios(std::vector<Scenario>& out);
 
 }  // namespace conformance

@@ -48,6 +48,8 @@ Capabilities capabilitiesOf(Ctx& c, const Requirements& needs) {
   caps.netDeviceType = static_cast<int>(p.netDeviceType);
   caps.regMrDmaBuf = c.net().provides(ncclnet::host::Optional::RegMrDmaBuf);
   caps.rmaTable = c.plugin().symbol("ncclRmaPlugin_v14") != nullptr;
+  caps.collNetTable = c.plugin().symbol("ncclCollNetPlugin_v12") != nullptr ||
+                      c.plugin().symbol("ncclCollNetPlugin_v11") != nullptr;
   return caps;
 }
 
@@ -103,6 +105,17 @@ std::optional<std::string> unmetRequirement(const Requirements& needs, const Cap
     if (caps.version != newest)
       return format(
           "RMA scenarios run once, with the plugin's newest net table (v%d); this run is v%d",
+          newest, caps.version);
+  }
+  if (needs.collNetTable) {
+    if (!caps.collNetTable)
+      return std::string(
+          "requires a CollNet table: the library exports neither ncclCollNetPlugin_v12 nor "
+          "ncclCollNetPlugin_v11");
+    int newest = caps.exported.empty() ? 0 : caps.exported.front();
+    if (caps.version != newest)
+      return format(
+          "CollNet scenarios run once, with the plugin's newest net table (v%d); this run is v%d",
           newest, caps.version);
   }
   if (!needs.cudaMemory && !needs.dmaBuf) return std::nullopt;

@@ -29,6 +29,10 @@ struct Requirements {
   // The library's ncclRmaPlugin_v14 (docs/gin-rma.md); run once, with the
   // plugin's newest net table: the RMA table does not change with it.
   bool rmaTable = false;
+  // The library's ncclCollNetPlugin_v12 or _v11 (docs/collnet.md); run once,
+  // with the plugin's newest net table: NCCL takes the CollNet table of the
+  // same version as the net table, and the suite drives the newest it knows.
+  bool collNetTable = false;
 };
 
 // The CUDA driver of one host, as a rank opens it (ncclnet/cuda_driver.hpp).
@@ -51,6 +55,7 @@ struct Capabilities {
   bool regMrDmaBuf = false;
   std::vector<int> exported;  // every ncclNetPlugin_vN the library exports, newest first
   bool rmaTable = false;      // the library exports ncclRmaPlugin_v14
+  bool collNetTable = false;  // the library exports ncclCollNetPlugin_v12 or _v11
   GpuFacts gpus;
 };
 

@@ -468,11 +468,13 @@ bool CollComm::writeSome(int peer, Peer& p, const std::deque<Operation*>& active
       }
       advance(segments, &p.sendSegment, &p.sendOffset, moved);
       budget -= moved;
-      if (budget == 0) return true;
+      if (budget == 0 && p.sendSegment < segments.size()) return true;
     }
+    // Counted before the budget ends the turn (see readSome).
     p.sendSeq++;
     p.sendSegment = 0;
     p.sendOffset = 0;
+    if (budget == 0) return true;
   }
   return true;
 }
@@ -529,10 +531,14 @@ bool CollComm::readSome(int peer, Peer& p, const std::deque<Operation*>& active,
       }
       advance(segments, &p.recvSegment, &p.recvOffset, moved);
       budget -= moved;
-      if (budget == 0) return true;
+      if (budget == 0 && p.recvSegment < segments.size()) return true;
     }
+    // Counted before the budget ends the turn: a payload that ends exactly
+    // on the budget leaves nothing on the socket to wake poll() again, and
+    // the operation would never complete.
     p.recvSeq++;
     p.inGot = 0;
+    if (budget == 0) return true;
   }
   return true;
 }

@@ -156,7 +156,31 @@ enum class Severity { Must, Should };
     "still returns")                                                                               \
   X(79, RmaLifecycleRepeatable, Must,                                                              \
     "init, connect, contexts, registrations and teardown work again and again in one process, "    \
-    "several at once, torn down in any order")
+    "several at once, torn down in any order")                                                     \
+  X(80, CollNetTableComplete, Must,                                                                \
+    "CollNet table has every member NCCL calls; every device has host memory and "                 \
+    "maxCollBytes in (0, 1 TiB]")                                                                  \
+  X(81, CollNetDescribesNetDevices, Must,                                                          \
+    "CollNet devices are the net table's, index by index, with the same name, pciPath, guid, "     \
+    "speed, port, latency and maxComms")                                                           \
+  X(82, CollNetConnectCollective, Must,                                                            \
+    "CollNet connect is collective over every rank's handle; a rank that declines leaves the "     \
+    "others an error or no collComm, never a hang")                                                \
+  X(83, CollNetReduceSupportHonest, Must,                                                          \
+    "reduceSupport answers every type and the four operations without an error, the same on "      \
+    "every rank")                                                                                  \
+  X(84, CollNetAllReduceExact, Must,                                                               \
+    "iallreduce leaves the exact elementwise reduction of every rank on every rank, in and out "   \
+    "of place")                                                                                    \
+  X(85, CollNetManyInFlight, Must,                                                                 \
+    "many CollNet operations may be in flight and complete in any order; a NULL request means "    \
+    "post again, never an error")                                                                  \
+  X(86, CollNetWindows, Must,                                                                      \
+    "iallgather and ireducescatter deliver exactly their window of the whole, with NCCL's "        \
+    "pointer convention")                                                                          \
+  X(87, CollNetGatherScatterNotNull, Must,                                                         \
+    "tables v8 to v11 have non-NULL iallgather and ireducescatter, which NCCL wraps and calls "    \
+    "through")
 
 enum class Rule : int {
 #define NCCLNET_CONTRACT_ENUMERATOR(number, name, severity, title) name = number,
