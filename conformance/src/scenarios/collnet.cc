@@ -277,6 +277,23 @@ void describesNetDevices(Ctx& c) {
                 static_cast<double>(n.latency));
     CONF_EXPECT(p.maxComms == n.maxComms, rule, "device %d: CollNet maxComms %d, net table %d", d,
                 p.maxComms, n.maxComms);
+    // The NIC's GPUDirect attribute comes from CollNet's ptrSupport too
+    // (ncclTopoPopulateNics), and the net transport trusts it
+    // (graph/paths.cc ncclTopoCheckGdr): a CollNet device claiming
+    // GPUDirect the net table lacks makes NCCL register GPU memory with a
+    // net table that refuses it.
+    const int gdrBits = NCCL_PTR_CUDA | NCCL_PTR_DMABUF;
+    int collGdr = p.ptrSupport & gdrBits, netGdr = n.ptrSupport & gdrBits;
+    CONF_EXPECT((collGdr & ~netGdr) == 0, rule,
+                "device %d: CollNet ptrSupport 0x%x offers GPUDirect (0x%x) the net table's 0x%x "
+                "does not: NCCL would register GPU memory with the net table",
+                d, p.ptrSupport, collGdr & ~netGdr, n.ptrSupport);
+    if ((netGdr & ~collGdr) != 0) {
+      c.note(
+          format("device %d: CollNet ptrSupport 0x%x lacks the net table's GPUDirect (0x%x): "
+                 "NCCL takes the NIC as without GPUDirect for every job, point-to-point too",
+                 d, p.ptrSupport, netGdr & ~collGdr));
+    }
   }
   CONF_OK(t.finalize(ctx), rule, "CollNet finalize()");
 }

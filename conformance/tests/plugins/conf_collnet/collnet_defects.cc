@@ -32,6 +32,7 @@ enum class Defect {
   None,
   MaxCollBytesZero,      // 80: getProperties reports maxCollBytes 0
   PropsDisagreeWithNet,  // 81: device 1's speed is not the net table's
+  ClaimsGpuDirect,       // 81: ptrSupport offers CUDA memory, which the net table does not
   RefusalHangsOthers,    // 82: closeListen keeps listening, so a rank that declines blocks the rest
   SupportDiffersByRank,  // 83: rank 1 answers float32 prod the other way
   SumOffByOne,           // 84: one element of every float32 sum is 1 too large
@@ -48,6 +49,7 @@ struct DefectName {
 constexpr DefectName kDefects[] = {
     {"max-coll-bytes-zero", Defect::MaxCollBytesZero},
     {"props-disagree-with-net", Defect::PropsDisagreeWithNet},
+    {"claims-gpudirect", Defect::ClaimsGpuDirect},
     {"refusal-hangs-others", Defect::RefusalHangsOthers},
     {"support-differs-by-rank", Defect::SupportDiffersByRank},
     {"sum-off-by-one", Defect::SumOffByOne},
@@ -138,6 +140,7 @@ ncclResult_t getProperties(int dev, ncclNetProperties_v12_t* props) {
   props->maxComms = net.maxComms;
   if (state.defect == Defect::MaxCollBytesZero) props->maxCollBytes = 0;
   if (state.defect == Defect::PropsDisagreeWithNet && dev == 1) props->speed = net.speed * 2;
+  if (state.defect == Defect::ClaimsGpuDirect) props->ptrSupport |= NCCL_PTR_CUDA;
   return ncclSuccess;
 }
 
