@@ -18,6 +18,7 @@
 #include <exception>
 #include <memory>
 #include <type_traits>
+#include <utility>
 
 #include "ncclnet/abi/collnet.h"
 #include "ncclnet/collnet_contract.hpp"
@@ -41,28 +42,13 @@ template <class Impl>
 struct CollNetExports {
   static PluginState<Impl>& state() { return PluginState<Impl>::get(); }
 
-  // Runs `body` on the live object; an exception becomes ncclInternalError.
+  // Runs `body` on the live object (PluginState::call).
   template <class Body>
   static ncclResult_t call(const char* fn, Body&& body) {
-    Impl* impl = state().impl();
-    if (impl == nullptr) return state().fail(fn, "called before init or after the last finalize");
-    try {
-      return body(*impl);
-    } catch (const std::exception& e) {
-      Logger log = state().logger();
-      NCCLNET_WARN(log, "%s: the plugin threw: %s", fn, e.what());
-    } catch (...) {
-      Logger log = state().logger();
-      NCCLNET_WARN(log, "%s: the plugin threw", fn);
-    }
-    return ncclInternalError;
+    return state().call(fn, std::forward<Body>(body));
   }
 
-  static ncclResult_t refuse(const char* fn, const char* why) {
-    Logger log = state().logger();
-    NCCLNET_WARN(log, "%s: %s", fn, why);
-    return ncclInternalError;
-  }
+  static ncclResult_t refuse(const char* fn, const char* why) { return state().fail(fn, why); }
 
   // ---- init / finalize -------------------------------------------------
   // v6..v10: NCCL's adapters init the plugin once and never finalize it

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "ncclnet/abi/net.h"
@@ -111,6 +112,25 @@ class PluginState {
       return nullptr;
     }
     return it->second.get();
+  }
+
+  // Runs `body` on the live object for the table entry `fn`, as the RMA and
+  // CollNet exports do: none before init or after the last finalize, and
+  // an exception becomes ncclInternalError with a WARN line.
+  template <class Body>
+  ncclResult_t call(const char* fn, Body&& body) {
+    Impl* live = impl();
+    if (live == nullptr) return fail(fn, "called before init or after the last finalize");
+    try {
+      return body(*live);
+    } catch (const std::exception& e) {
+      Logger log = logger();
+      NCCLNET_WARN(log, "%s: the plugin threw: %s", fn, e.what());
+    } catch (...) {
+      Logger log = logger();
+      NCCLNET_WARN(log, "%s: the plugin threw", fn);
+    }
+    return ncclInternalError;
   }
 
   ncclResult_t fail(const char* fn, const char* why) const {

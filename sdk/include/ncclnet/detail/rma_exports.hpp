@@ -15,6 +15,7 @@
 #include <exception>
 #include <memory>
 #include <type_traits>
+#include <utility>
 
 #include "ncclnet/abi/gin.h"
 #include "ncclnet/abi/rma.h"
@@ -40,21 +41,10 @@ template <class Impl>
 struct RmaExports {
   static PluginState<Impl>& state() { return PluginState<Impl>::get(); }
 
-  // Runs `body` on the live object; an exception becomes ncclInternalError.
+  // Runs `body` on the live object (PluginState::call).
   template <class Body>
   static ncclResult_t call(const char* fn, Body&& body) {
-    Impl* impl = state().impl();
-    if (impl == nullptr) return state().fail(fn, "called before init or after the last finalize");
-    try {
-      return body(*impl);
-    } catch (const std::exception& e) {
-      Logger log = state().logger();
-      NCCLNET_WARN(log, "%s: the plugin threw: %s", fn, e.what());
-    } catch (...) {
-      Logger log = state().logger();
-      NCCLNET_WARN(log, "%s: the plugin threw", fn);
-    }
-    return ncclInternalError;
+    return state().call(fn, std::forward<Body>(body));
   }
 
   static ncclResult_t refuse(const char* fn, const char* why, ncclResult_t code) {
