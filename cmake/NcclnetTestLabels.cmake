@@ -8,6 +8,9 @@
 #         threads and progress, softverbs' device threads), under TSan
 #         (scripts/sanitize.sh)
 #   fuzz  every fuzzer's smoke run (scripts/fuzz.sh, NcclnetFuzz.cmake)
+#   long  catalogue runs that repeat, through the ABI versions NCCL no
+#         longer picks, what a faster test runs through the current ones
+#         (conformance_by_abi); CI's main job skips them, .ci/long runs them
 # A job that builds only what it runs builds ncclnet_<label>_tests, which
 # depends on every executable whose tests carry the label.
 
