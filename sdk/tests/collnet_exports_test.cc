@@ -32,6 +32,9 @@ struct Seen {
   ncclNetVDeviceProps_v12_t vprops{};
   ncclNetDeviceType netDeviceType = NCCL_NET_DEVICE_HOST;
   bool decline = false;      // connect succeeds without a collComm
+  bool failConnect = false;  // connect writes a collComm, then fails
+  int closedListens = 0;
+  size_t maxCollBytes = size_t{64} << 20;
   bool nullRequest = false;  // the next collective says "not now"
   int throwNext = 0;         // 1: std::exception, 2: anything else
 };
@@ -67,7 +70,7 @@ class RecordingCollNet {
     EXPECT_EQ(props->maxCollBytes, NCCL_MAX_COLLNET_SIZE) << "NCCL's defaults on entry";
     props->name = const_cast<char*>("coll0");
     props->ptrSupport = NCCL_PTR_HOST | NCCL_PTR_CUDA | NCCL_PTR_DMABUF;
-    props->maxCollBytes = size_t{64} << 20;
+    props->maxCollBytes = seen.maxCollBytes;
     props->netDeviceType = seen.netDeviceType;
     seen.dev = dev;
     return ncclSuccess;
@@ -88,7 +91,7 @@ class RecordingCollNet {
     seen.nranks = nranks;
     seen.rank = rank;
     if (!seen.decline) *collComm = &collToken;
-    return ncclSuccess;
+    return seen.failConnect ? ncclRemoteError : ncclSuccess;
   }
   ncclResult_t reduceSupport(ncclDataType_t dataType, ncclRedOp_t redOp, int* supported) {
     seen.calls++;
@@ -152,6 +155,7 @@ class RecordingCollNet {
   }
   ncclResult_t closeListen(void* listenComm) {
     seen.calls++;
+    seen.closedListens++;
     EXPECT_EQ(listenComm, &listenToken);
     return ncclSuccess;
   }
@@ -387,11 +391,14 @@ TEST_F(CollNetExports, ConnectPassesTheGroupThrough) {
   EXPECT_EQ(seen.rank, 1);
   EXPECT_EQ(ncclCollNetPlugin_v6.connect(handles, 3, 3, listenComm, &collComm), ncclInternalError)
       << "rank 3 of 3";
+  EXPECT_EQ(seen.closedListens, 1) << "NCCL drops the listen comm of a failed connect";
+  ASSERT_EQ(ncclCollNetPlugin_v12.listen(ctx, 0, h1, &listenComm), ncclSuccess);
   // Declining the group: success and no collComm, NCCL falls back.
   seen.decline = true;
   collComm = &regionToken;
   EXPECT_EQ(ncclCollNetPlugin_v8.connect(handles, 3, 0, listenComm, &collComm), ncclSuccess);
   EXPECT_EQ(collComm, nullptr);
+  EXPECT_EQ(seen.closedListens, 1) << "a decline leaves the listen comm to NCCL's closeListen";
   ASSERT_EQ(ncclCollNetPlugin_v12.closeListen(listenComm), ncclSuccess);
   int supported = -1;
   ASSERT_EQ(ncclCollNetPlugin_v7.reduceSupport(ncclFloat32, ncclSum, &supported), ncclSuccess);
@@ -559,6 +566,7 @@ TEST_F(CollNetExports, NullOutputsAreRefused) {
   void* ctx = init(ncclCollNetPlugin_v12);
   void* comm = connect(ctx);
   int calls = seen.calls;
+  int closedListens = seen.closedListens;
   char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
   void* out = nullptr;
   void* handles[] = {handle};
@@ -588,8 +596,40 @@ TEST_F(CollNetExports, NullOutputsAreRefused) {
             ncclInternalError);
   EXPECT_EQ(ncclCollNetPlugin_v12.iflush(comm, handle, 8, nullptr, nullptr), ncclInternalError);
   EXPECT_EQ(ncclCollNetPlugin_v12.test(&requestToken, nullptr, &value), ncclInternalError);
-  EXPECT_EQ(seen.calls, calls) << "no refused call reaches the class";
+  EXPECT_EQ(ncclCollNetPlugin_v12.iflush(comm, handle, -8, nullptr, &out), ncclInternalError);
+  // The two refused connects closed the listen comm, which NCCL drops
+  // after a failed connect; nothing else reached the class.
+  EXPECT_EQ(seen.closedListens, closedListens + 2);
+  EXPECT_EQ(seen.calls, calls + 2) << "no refused call reaches the class";
   ASSERT_EQ(ncclCollNetPlugin_v12.closeColl(comm), ncclSuccess);
+}
+
+// NCCL reads *collComm whatever connect returned and never closes the
+// listen comm of a failed connect (coll_net.cc sharedConnect).
+TEST_F(CollNetExports, AFailedConnectLeavesNoCollCommAndClosesTheListen) {
+  void* ctx = init(ncclCollNetPlugin_v12);
+  char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
+  void* listenComm = nullptr;
+  ASSERT_EQ(ncclCollNetPlugin_v12.listen(ctx, 0, handle, &listenComm), ncclSuccess);
+  void* handles[] = {handle};
+  void* collComm = nullptr;
+  seen.failConnect = true;
+  EXPECT_EQ(ncclCollNetPlugin_v12.connect(handles, 1, 0, listenComm, &collComm), ncclRemoteError);
+  EXPECT_EQ(collComm, nullptr) << "the class wrote one before failing";
+  EXPECT_EQ(seen.closedListens, 1);
+}
+
+// iflush's size is an int (coll_net.cc collNetRecvFlush passes up to
+// maxCollBytes): with GPU memory offered, a larger maxCollBytes would wrap.
+TEST_F(CollNetExports, MaxCollBytesFitsIflushWhereGpuMemoryIsOffered) {
+  init(ncclCollNetPlugin_v12);
+  seen.maxCollBytes = size_t{4} << 30;
+  ncclNetProperties_v12_t props{};
+  ASSERT_EQ(ncclCollNetPlugin_v12.getProperties(0, &props), ncclSuccess);
+  EXPECT_EQ(props.maxCollBytes, static_cast<size_t>(NCCL_MAX_NET_SIZE));
+  ncclNetProperties_v10_t p10{};
+  ASSERT_EQ(ncclCollNetPlugin_v10.getProperties(0, &p10), ncclSuccess);
+  EXPECT_EQ(p10.maxCollBytes, static_cast<size_t>(NCCL_MAX_NET_SIZE));
 }
 
 TEST_F(CollNetExports, AnExceptionBecomesAnInternalError) {

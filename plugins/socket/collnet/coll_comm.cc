@@ -116,11 +116,8 @@ CollComm::~CollComm() {
   // rank sees its stream end and fails that operation.
 }
 
-ncclResult_t CollComm::start(std::vector<Fd> peers) {
+ncclResult_t CollComm::prepare() {
   peers_.resize(nranks_);
-  for (int r = 0; r < nranks_; r++) {
-    if (r != rank_) peers_[r].fd = std::move(peers[r]);
-  }
   wake_.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
   if (!wake_.valid()) {
     NCCLNET_WARN(log_, "connect: eventfd failed: %s", std::strerror(errno));
@@ -136,6 +133,14 @@ ncclResult_t CollComm::start(std::vector<Fd> peers) {
     return resultOf(Failure::kSystemCall);
   }
   return ncclSuccess;
+}
+
+void CollComm::attach(std::vector<Fd> peers) {
+  for (int r = 0; r < nranks_; r++) {
+    if (r != rank_) peers_[r].fd = std::move(peers[r]);
+  }
+  attached_.store(true, std::memory_order_release);
+  wake();
 }
 
 void CollComm::wake() {
@@ -544,6 +549,15 @@ bool CollComm::readSome(int peer, Peer& p, const std::deque<Operation*>& active,
 }
 
 void CollComm::run() {
+  while (!attached_.load(std::memory_order_acquire)) {
+    if (stop_.load(std::memory_order_acquire)) return;
+    pollfd wakeFd{wake_.get(), POLLIN, 0};
+    if (::poll(&wakeFd, 1, kPollMs) > 0) {
+      uint64_t count;
+      ssize_t got = ::read(wake_.get(), &count, sizeof(count));
+      (void)got;  // EAGAIN: another wake drained it
+    }
+  }
   std::vector<pollfd> fds;
   std::vector<int> ranks;
   std::deque<Operation*> active;

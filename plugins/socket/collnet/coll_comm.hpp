@@ -94,9 +94,16 @@ class CollComm {
   CollComm(const CollComm&) = delete;
   CollComm& operator=(const CollComm&) = delete;
 
-  // Takes the mesh (one socket per peer; `rank`'s entry empty) and starts
-  // the thread.
-  ncclResult_t start(std::vector<Fd> peers);
+  // Makes what can fail (the wake eventfd, the thread, which waits for
+  // attach) before the group is confirmed: once every peer said ready,
+  // nothing may fail on this rank alone, since NCCL agrees on CollNet's
+  // outcome only within a node (transport.cc ncclTransportCollNetCheck)
+  // and a node that alone gave up leaves the others in a bootstrap
+  // collective it never joins.
+  ncclResult_t prepare();
+  // Hands the confirmed mesh (one socket per peer; `rank`'s entry empty)
+  // to the thread.
+  void attach(std::vector<Fd> peers);
 
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
@@ -165,7 +172,7 @@ class CollComm {
   const int nranks_;
   Logger log_;
   StickyError error_;
-  std::vector<Peer> peers_;  // [rank]; the thread's alone once started
+  std::vector<Peer> peers_;  // [rank]; the thread's alone once attached
   std::unique_ptr<Operation[]> ops_;
 
   std::mutex mutex_;  // guards what follows
@@ -176,6 +183,7 @@ class CollComm {
 
   Fd wake_;  // an eventfd: an operation was posted, or stop
   std::atomic<bool> stop_{false};
+  std::atomic<bool> attached_{false};  // peers_ is the thread's from here on
   std::thread thread_;
 };
 

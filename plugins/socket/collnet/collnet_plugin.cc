@@ -168,11 +168,12 @@ ncclResult_t SocketCollNet::connect(void* const* handles, int nranks, int rank, 
   ncclResult_t res = rma::buildMesh(*static_cast<rma::Listener*>(listenComm), decoded, rank,
                                     config_, log_, &peers);
   if (res != ncclSuccess) return res;
+  auto comm = std::make_unique<CollComm>(rank, nranks, log_);
+  res = comm->prepare();
+  if (res != ncclSuccess) return res;
   res = confirmMesh(peers, rank, config_.connectTimeoutMs, log_);
   if (res != ncclSuccess) return res;
-  auto comm = std::make_unique<CollComm>(rank, nranks, log_);
-  res = comm->start(std::move(peers));
-  if (res != ncclSuccess) return res;
+  comm->attach(std::move(peers));
   NCCLNET_INFO(log_, NCCL_INIT | NCCL_NET, "CollNet group of %d ranks up (rank %d)", nranks, rank);
   *collComm = comm.release();
   return ncclSuccess;

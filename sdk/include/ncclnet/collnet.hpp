@@ -24,7 +24,9 @@
 //                         void** listenComm);
 //     // Collective and blocking over the nranks heads: every head calls it
 //     // with the all-gathered handles. Success with *collComm NULL declines
-//     // the group (NCCL then uses point-to-point).
+//     // the group (NCCL then uses point-to-point). The outcome must be the
+//     // same on every head (NCCL agrees on it only within a node). On an
+//     // error the SDK closes listenComm (NCCL never does): leave it open.
 //     ncclResult_t connect(void* const* handles, int nranks, int rank, void* listenComm,
 //                          void** collComm);
 //     ncclResult_t reduceSupport(ncclDataType_t dataType, ncclRedOp_t redOp, int* supported);

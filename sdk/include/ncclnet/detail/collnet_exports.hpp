@@ -15,6 +15,7 @@
 //   v12      v11 with v12's properties.
 #pragma once
 
+#include <climits>
 #include <exception>
 #include <memory>
 #include <type_traits>
@@ -88,6 +89,18 @@ struct CollNetExports {
         props->ptrSupport &= ~NCCL_PTR_DMABUF;
       }
     }
+    // GPU memory is flushed through iflush's int size: past 2 GiB it would
+    // wrap. 1 GiB is NCCL's own largest network operation (NCCL_MAX_NET_SIZE).
+    if ((props->ptrSupport & (NCCL_PTR_CUDA | NCCL_PTR_DMABUF)) != 0 &&
+        props->maxCollBytes > static_cast<size_t>(INT_MAX)) {
+      constexpr size_t kLargestFlush = NCCL_MAX_NET_SIZE;
+      Logger log = state().logger();
+      NCCLNET_INFO(log, NCCL_NET,
+                   "getProperties(dev %d): maxCollBytes %zu lowered to %zu: iflush's size is an "
+                   "int",
+                   dev, props->maxCollBytes, kLargestFlush);
+      props->maxCollBytes = kLargestFlush;
+    }
     return ncclSuccess;
   }
 
@@ -108,11 +121,11 @@ struct CollNetExports {
       // from failing v6's conversion, whose struct has no type field.
       v12.netDeviceType = NCCL_NET_DEVICE_HOST;
       v12.netDeviceVersion = NCCL_NET_DEVICE_INVALID_VERSION;
-      if (v12.maxCollBytes != NCCL_MAX_COLLNET_SIZE) {
+      if (v12.maxCollBytes < NCCL_MAX_COLLNET_SIZE) {
         Logger log = state().logger();
-        NCCLNET_INFO(log, NCCL_NET,
+        NCCLNET_WARN(log,
                      "getProperties(dev %d): maxCollBytes %zu is not passed on by this table; "
-                     "NCCL uses %llu",
+                     "NCCL assumes %llu and may post operations the class refuses",
                      dev, v12.maxCollBytes, static_cast<unsigned long long>(NCCL_MAX_COLLNET_SIZE));
       }
     }
@@ -161,21 +174,30 @@ struct CollNetExports {
                 [&](Impl& impl) { return impl.listen(*context, dev, handle, listenComm); });
   }
 
-  // Success with *collComm NULL is the class declining the group: NCCL
-  // then falls back to point-to-point on every rank (coll_net.cc
-  // sharedConnect counts only a non-NULL collComm).
+  // Success with *collComm NULL is the class declining the group (coll_net.cc
+  // sharedConnect counts only a non-NULL collComm). After an error NCCL
+  // drops the listen comm without closeListen and still reads *collComm
+  // (sharedConnect), so here an error leaves *collComm NULL and closes the
+  // listen comm for the class, which must not close it itself.
   static ncclResult_t connect(void* handles[], int nranks, int rank, void* listenComm,
                               void** collComm) {
+    if (collComm != nullptr) *collComm = nullptr;
+    ncclResult_t res;
     if (handles == nullptr || collComm == nullptr) {
-      return refuse("connect", "handles or collComm is NULL");
+      res = refuse("connect", "handles or collComm is NULL");
+    } else if (nranks < 1 || rank < 0 || rank >= nranks) {
+      res = refuse("connect", "rank is not inside 0..nranks-1");
+    } else {
+      res = call("connect", [&](Impl& impl) {
+        return impl.connect(handles, nranks, rank, listenComm, collComm);
+      });
     }
-    *collComm = nullptr;
-    if (nranks < 1 || rank < 0 || rank >= nranks) {
-      return refuse("connect", "rank is not inside 0..nranks-1");
+    if (res == ncclSuccess) return res;
+    if (collComm != nullptr) *collComm = nullptr;
+    if (listenComm != nullptr) {
+      call("closeListen", [&](Impl& impl) { return impl.closeListen(listenComm); });
     }
-    return call("connect", [&](Impl& impl) {
-      return impl.connect(handles, nranks, rank, listenComm, collComm);
-    });
+    return res;
   }
 
   static ncclResult_t reduceSupport(ncclDataType_t dataType, ncclRedOp_t redOp, int* supported) {
@@ -304,9 +326,12 @@ struct CollNetExports {
 
   // *request NULL on success: nothing to flush (coll_net.cc
   // collNetRecvFlush then skips the test).
+  // NCCL passes min(bytes, maxCollBytes) through this int (coll_net.cc
+  // collNetRecvFlush), hence the cap on maxCollBytes in propertiesV12.
   static ncclResult_t iflush(void* collComm, void* data, int size, void* mhandle, void** request) {
     if (request == nullptr) return refuse("iflush", "request is NULL");
     *request = nullptr;
+    if (size < 0) return refuse("iflush", "size is negative");
     return call("iflush",
                 [&](Impl& impl) { return impl.iflush(collComm, data, size, mhandle, request); });
   }
