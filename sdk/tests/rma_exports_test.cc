@@ -24,6 +24,10 @@ struct Seen {
   uint32_t rank = 0;
   ncclnet::RmaSignal signal;
   bool nullRequest = false;  // make the next data call "succeed" without a request
+  bool failConnect = false;  // connect writes a collComm, then fails
+  bool failCreateContext = false;
+  int maxRecvs = 8;
+  int ptrSupport = NCCL_PTR_HOST | NCCL_PTR_CUDA;
   std::vector<const char*> calls;
 };
 Seen seen;
@@ -46,8 +50,8 @@ class RecordingRma {
   }
   ncclResult_t getProperties(int, ncclNetProperties_v12_t* props) {
     props->name = const_cast<char*>("rec0");
-    props->ptrSupport = NCCL_PTR_HOST | NCCL_PTR_CUDA;
-    props->maxRecvs = 8;
+    props->ptrSupport = seen.ptrSupport;
+    props->maxRecvs = seen.maxRecvs;
     return ncclSuccess;
   }
   ncclResult_t listen(const ncclnet::CommContext&, int, void* handle, void** listenComm) {
@@ -59,10 +63,11 @@ class RecordingRma {
                        void** collComm) {
     seen.calls.push_back("connect");
     *collComm = &collToken;
-    return ncclSuccess;
+    return seen.failConnect ? ncclRemoteError : ncclSuccess;
   }
   ncclResult_t createContext(void* collComm, const ncclnet::RmaConfig& config, void** rmaCtx) {
     EXPECT_EQ(collComm, &collToken);
+    if (seen.failCreateContext) return ncclSystemError;
     seen.config = config;
     seen.contexts++;
     *rmaCtx = &ctxToken;
@@ -89,7 +94,10 @@ class RecordingRma {
     seen.calls.push_back("closeColl");
     return ncclSuccess;
   }
-  ncclResult_t closeListen(void*) { return ncclSuccess; }
+  ncclResult_t closeListen(void*) {
+    seen.calls.push_back("closeListen");
+    return ncclSuccess;
+  }
   ncclResult_t iput(void* rmaCtx, int context, uint64_t, void*, size_t, uint64_t, void*,
                     uint32_t rank, void** request) {
     return record(rmaCtx, context, rank, request);
@@ -241,6 +249,60 @@ TEST_F(RmaExports, GinV12ConnectionsAreContexts) {
   EXPECT_EQ(ncclGinPlugin_v12.connect(ctx, &none, 1, 0, 0, 0, nullptr, &none), ncclInvalidArgument)
       << "zero connections";
   ASSERT_EQ(ncclGinPlugin_v12.closeColl(comm), ncclSuccess);
+}
+
+// NCCL 2.29 passes its contexts per collComm, which may exceed
+// NCCL_GIN_MAX_CONNECTIONS (gin_host.cc ncclGinConnectOnce).
+TEST_F(RmaExports, GinV12TakesMoreConnectionsThanCollComms) {
+  void* ctx = init(ncclGinPlugin_v12);
+  void* comm = connect(ncclGinPlugin_v12, ctx, 8, /*queueDepth=*/0);
+  EXPECT_EQ(seen.config.nContexts, 8);
+  ASSERT_EQ(ncclGinPlugin_v12.closeColl(comm), ncclSuccess);
+}
+
+// NCCL never closes the listen comm of a failed connect and never closes
+// a collComm it did not get (gin_host.cc ncclGinConnectOnce, rma_proxy.cc
+// ncclRmaProxyConnectOnce).
+TEST_F(RmaExports, AFailedConnectClosesTheListenAndLeavesNoCollComm) {
+  void* ctx = init(ncclRmaPlugin_v14);
+  char handle[NCCL_GIN_HANDLE_MAXSIZE] = {};
+  void* handles[] = {handle};
+  void* listenComm = nullptr;
+  void* collComm = nullptr;
+  ASSERT_EQ(ncclRmaPlugin_v14.listen(ctx, 0, handle, &listenComm), ncclSuccess);
+  seen.failConnect = true;
+  EXPECT_EQ(ncclRmaPlugin_v14.connect(ctx, handles, 1, 0, listenComm, &collComm), ncclRemoteError);
+  EXPECT_EQ(collComm, nullptr);
+  ASSERT_EQ(seen.calls.size(), 2u);
+  EXPECT_STREQ(seen.calls[1], "closeListen");
+  // The GIN proxy tables make a context inside connect: when that fails,
+  // the collComm and the listen comm are closed.
+  seen.failConnect = false;
+  seen.failCreateContext = true;
+  seen.calls.clear();
+  void* ginCtx = init(ncclGinPlugin_v12);
+  ASSERT_EQ(ncclGinPlugin_v12.listen(ginCtx, 0, handle, &listenComm), ncclSuccess);
+  EXPECT_EQ(ncclGinPlugin_v12.connect(ginCtx, handles, 1, 0, 2, 0, listenComm, &collComm),
+            ncclSystemError);
+  EXPECT_EQ(collComm, nullptr);
+  ASSERT_EQ(seen.calls.size(), 3u);
+  EXPECT_STREQ(seen.calls[1], "closeColl");
+  EXPECT_STREQ(seen.calls[2], "closeListen");
+}
+
+// NCCL calls regMrSymDmaBuf on NCCL_PTR_DMABUF alone, and masks its GIN
+// proxy ring of 32 x maxRecvs slots (gin_host_proxy.cc).
+TEST_F(RmaExports, PropertiesNcclCannotUseAreMended) {
+  init(ncclRmaPlugin_v14);
+  seen.ptrSupport = NCCL_PTR_HOST | NCCL_PTR_CUDA | NCCL_PTR_DMABUF;
+  seen.maxRecvs = 6;
+  ncclNetProperties_v12_t props{};
+  ASSERT_EQ(ncclRmaPlugin_v14.getProperties(0, &props), ncclSuccess);
+  EXPECT_EQ(props.ptrSupport, NCCL_PTR_HOST | NCCL_PTR_CUDA) << "the class has no regMrSymDmaBuf";
+  EXPECT_EQ(props.maxRecvs, 4);
+  seen.maxRecvs = 0;
+  ASSERT_EQ(ncclRmaPlugin_v14.getProperties(0, &props), ncclSuccess);
+  EXPECT_EQ(props.maxRecvs, 1);
 }
 
 TEST_F(RmaExports, V13SignalsAreStrongAndThereIsNoDeviceHandle) {

@@ -4,7 +4,7 @@
 //
 //   NCCLNET_EXPORT_RMA_PLUGIN(MyRma)
 //
-// which defines ncclRmaPlugin_v13, ncclRmaPlugin_v14 and the proxy-type GIN
+// which defines ncclRmaPlugin_v13, _v14, _v15 and the proxy-type GIN
 // tables ncclGinPlugin_v11, _v12 and _v13, so that NCCL 2.28.7 through 2.30
 // drive the class through its GIN proxy and its host RMA API. Put it in the
 // same library as the plugin's net table: 2.28 looks for GIN only there

@@ -82,7 +82,31 @@ struct RmaExports {
     // NCCL's RMA loader refuses any other type (rma_v13.cc ncclRma_init), and
     // its GIN loader picks the proxy backend by it (gin.cc).
     props->netDeviceType = NCCL_NET_DEVICE_GIN_PROXY;
-    return res;
+    if (res != ncclSuccess) return res;
+    Logger log = state().logger();
+    if constexpr (!rma::offersDmaBuf_v<Impl>) {
+      // NCCL calls regMrSymDmaBuf on this bit alone, through a NULL slot
+      // here (gin_host_proxy.cc ncclGinProxyRegMrSym, rma_proxy.cc
+      // ncclRmaProxyRegMrSym).
+      if (props->ptrSupport & NCCL_PTR_DMABUF) {
+        NCCLNET_INFO(log, NCCL_NET,
+                     "getProperties(dev %d): NCCL_PTR_DMABUF cleared, the class has no "
+                     "regMrSymDmaBuf",
+                     dev);
+        props->ptrSupport &= ~NCCL_PTR_DMABUF;
+      }
+    }
+    // The GIN proxy indexes its ring of NCCL_NET_MAX_REQUESTS * maxRecvs
+    // slots through a mask, falling back to that size unchecked
+    // (gin_host_proxy.cc ncclGinProxyCreateContext): a power of two only.
+    if (props->maxRecvs < 1 || (props->maxRecvs & (props->maxRecvs - 1)) != 0) {
+      int fixed = 1;
+      while (fixed * 2 <= props->maxRecvs) fixed *= 2;
+      NCCLNET_WARN(log, "getProperties(dev %d): maxRecvs %d lowered to %d, a power of two", dev,
+                   props->maxRecvs, fixed);
+      props->maxRecvs = fixed;
+    }
+    return ncclSuccess;
   }
   static ncclResult_t propertiesV11(int dev, ncclNetProperties_v11_t* props) {
     if (props == nullptr) return refuse("getProperties", "props is NULL", ncclInternalError);
@@ -124,22 +148,30 @@ struct RmaExports {
                 [&](Impl& impl) { return impl.listen(*context, dev, handle, listenComm); });
   }
 
+  // After an error NCCL drops the listen comm without closeListen (gin_host.cc
+  // ncclGinConnectOnce, rma_proxy.cc ncclRmaProxyConnectOnce: closeListen
+  // only follows a connect that succeeded), so here an error closes it for
+  // the class and leaves *collComm NULL.
   static ncclResult_t connectCollective(void* ctx, void* handles[], int nranks, int rank,
                                         void* listenComm, void** collComm) {
+    if (collComm != nullptr) *collComm = nullptr;
+    ncclResult_t res;
     if (handles == nullptr || collComm == nullptr) {
-      return refuse("connect", "handles or collComm is NULL", ncclInternalError);
+      res = refuse("connect", "handles or collComm is NULL", ncclInternalError);
+    } else if (nranks < 1 || rank < 0 || rank >= nranks) {
+      res = refuse("connect", "rank is not inside 0..nranks-1", ncclInvalidArgument);
+    } else {
+      const CommContext* context = connectContextOf(ctx);
+      res = call("connect", [&](Impl& impl) {
+        return impl.connect(*context, handles, nranks, rank, listenComm, collComm);
+      });
+      if (res == ncclSuccess && *collComm == nullptr) {
+        res = refuse("connect", "the plugin returned success and no collComm", ncclInternalError);
+      }
     }
-    if (nranks < 1 || rank < 0 || rank >= nranks) {
-      return refuse("connect", "rank is not inside 0..nranks-1", ncclInvalidArgument);
-    }
-    const CommContext* context = connectContextOf(ctx);
-    *collComm = nullptr;
-    ncclResult_t res = call("connect", [&](Impl& impl) {
-      return impl.connect(*context, handles, nranks, rank, listenComm, collComm);
-    });
-    if (res == ncclSuccess && *collComm == nullptr) {
-      return refuse("connect", "the plugin returned success and no collComm", ncclInternalError);
-    }
+    if (res == ncclSuccess) return res;
+    if (collComm != nullptr) *collComm = nullptr;
+    if (listenComm != nullptr) closeListen(listenComm);
     return res;
   }
 
@@ -340,12 +372,15 @@ struct RmaExports {
 
   static ncclResult_t connectProxy(void* ctx, void* handles[], int nranks, int rank,
                                    int nConnections, void* listenComm, void** collComm) {
-    if (collComm == nullptr) return refuse("connect", "collComm is NULL", ncclInternalError);
-    *collComm = nullptr;
-    if (nConnections < 1 || nConnections > NCCL_GIN_MAX_CONNECTIONS) {
-      return refuse("connect", "nConnections is outside 1..NCCL_GIN_MAX_CONNECTIONS",
-                    ncclInvalidArgument);
+    // nConnections is the contexts per collComm, which NCCL 2.29 sizes from
+    // ginContextCount and NCCL_GIN_NCONTEXTS, past NCCL_GIN_MAX_CONNECTIONS
+    // (that bounds the collComms: gin_host.cc ncclGinConnectOnce); the
+    // class's createContext judges the count.
+    if (collComm == nullptr || nConnections < 1) {
+      if (listenComm != nullptr) closeListen(listenComm);  // as connectCollective's refusals
+      return refuse("connect", "collComm is NULL or nConnections is below 1", ncclInvalidArgument);
     }
+    *collComm = nullptr;
     auto proxy = std::make_unique<GinProxyComm>();
     proxy->nContexts = nConnections;
     ncclResult_t res = connectCollective(ctx, handles, nranks, rank, listenComm, &proxy->collComm);
@@ -354,6 +389,7 @@ struct RmaExports {
                         &proxy->rmaCtx);
     if (res != ncclSuccess) {
       closeColl(proxy->collComm);
+      closeListen(listenComm);
       return res;
     }
     *collComm = proxy.release();
