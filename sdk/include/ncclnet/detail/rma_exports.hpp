@@ -259,23 +259,12 @@ struct RmaExports {
 
   // ---- RMA v14: the class's shape -------------------------------------
 
-  static ncclResult_t connectV14(void* ctx, void* handles[], int nranks, int rank, void* listenComm,
-                                 void** collComm) {
-    return connectCollective(ctx, handles, nranks, rank, listenComm, collComm);
-  }
   static ncclResult_t createContextV14(void* collComm, ncclRmaConfig_v14_t* config, void** rmaCtx) {
     if (config == nullptr) return refuse("createContext", "config is NULL", ncclInternalError);
     return createContext(collComm,
                          RmaConfig{config->nContexts, config->trafficClass,
                                    config->rankStride > 0 ? config->rankStride : 1},
                          rmaCtx);
-  }
-  static ncclResult_t iputSignalV14(void* rmaCtx, int context, uint64_t srcOff, void* srcMhandle,
-                                    size_t size, uint64_t dstOff, void* dstMhandle, uint32_t rank,
-                                    uint64_t signalOff, void* signalMhandle, uint64_t signalValue,
-                                    uint32_t signalOp, bool isStrongSignal, void** request) {
-    return iputSignal(rmaCtx, context, srcOff, srcMhandle, size, dstOff, dstMhandle, rank,
-                      signalOff, signalMhandle, signalValue, signalOp, isStrongSignal, request);
   }
 
   // ---- RMA v15: v14 and a hint ------------------------------------------
@@ -476,7 +465,7 @@ struct RmaTable<Impl, 14> {
             E::devices,
             E::propertiesV12,
             E::listen,
-            E::connectV14,
+            E::connectCollective,
             E::createContextV14,
             E::regMrSym,
             rma::offersDmaBuf_v<Impl> ? E::regMrSymDmaBuf : nullptr,
@@ -485,7 +474,7 @@ struct RmaTable<Impl, 14> {
             E::closeColl,
             E::closeListen,
             E::iput,
-            E::iputSignalV14,
+            E::iputSignal,
             E::iget,
             E::iflush,
             E::test,
@@ -504,7 +493,7 @@ struct RmaTable<Impl, 15> {
             E::devices,
             E::propertiesV12,
             E::listen,
-            E::connectV14,
+            E::connectCollective,
             E::createContextV14,
             E::regMrSym,
             rma::offersDmaBuf_v<Impl> ? E::regMrSymDmaBuf : nullptr,
@@ -533,7 +522,7 @@ struct RmaTable<Impl, 13> {
             E::devices,
             E::propertiesV12,
             E::listen,
-            E::connectV14,
+            E::connectCollective,
             E::createContextV13,
             E::regMrSymGin,
             rma::offersDmaBuf_v<Impl> ? E::regMrSymDmaBufGin : nullptr,
