@@ -103,6 +103,14 @@ void OneSided::deregistered(void* collComm, void* mhandle, ncclResult_t res) {
                id(mrId), static_cast<int>(res));
 }
 
+RmaLedger::Post OneSided::beforeSignal(void* owner, int context, uint32_t rank, size_t size,
+                                       void* srcMhandle, void* dstMhandle, void* signalMhandle) {
+  // A signal without a payload passes NULL source and destination handles
+  // (size 0): only the signal's registration is then judged.
+  if (size == 0) return ledger_.beforeOp(owner, context, rank, {signalMhandle});
+  return ledger_.beforeOp(owner, context, rank, {srcMhandle, dstMhandle, signalMhandle});
+}
+
 uint64_t OneSided::closing(void* collComm) {
   std::string registrations;
   uint64_t collId = ledger_.closeColl(collComm, &registrations);

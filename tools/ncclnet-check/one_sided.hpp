@@ -40,7 +40,7 @@ void* fillGinV13Table(const void* inner);
 // plugin has none.
 void* wrappedTable(const char* symbol, bool* wraps);
 
-// What both tables do around the calls they share.
+// What the tables do around the calls they share (one_sided_table.hpp).
 class OneSided {
  public:
   // `table`: the symbol ("ncclRmaPlugin_v14"); `prefix`: of its trace lines ("rma").
@@ -62,6 +62,9 @@ class OneSided {
   void registered(void* collComm, void* mhandle, size_t size, int type, uint64_t flags,
                   const char* call, ncclResult_t res);
   void deregistered(void* collComm, void* mhandle, ncclResult_t res);
+  // Before iputSignal on `owner` (a context, or GIN v11's collComm).
+  RmaLedger::Post beforeSignal(void* owner, int context, uint32_t rank, size_t size,
+                               void* srcMhandle, void* dstMhandle, void* signalMhandle);
   // Before closeColl (the plugin may reuse the address once it returns).
   uint64_t closing(void* collComm);
   void closed(uint64_t collId, ncclResult_t res);

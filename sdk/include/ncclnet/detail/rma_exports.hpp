@@ -291,23 +291,12 @@ struct RmaExports {
 
   // ---- RMA v14: the class's shape -------------------------------------
 
-  static ncclResult_t connectV14(void* ctx, void* handles[], int nranks, int rank, void* listenComm,
-                                 void** collComm) {
-    return connectCollective(ctx, handles, nranks, rank, listenComm, collComm);
-  }
   static ncclResult_t createContextV14(void* collComm, ncclRmaConfig_v14_t* config, void** rmaCtx) {
     if (config == nullptr) return refuse("createContext", "config is NULL", ncclInternalError);
     return createContext(collComm,
                          RmaConfig{config->nContexts, config->trafficClass,
                                    config->rankStride > 0 ? config->rankStride : 1},
                          rmaCtx);
-  }
-  static ncclResult_t iputSignalV14(void* rmaCtx, int context, uint64_t srcOff, void* srcMhandle,
-                                    size_t size, uint64_t dstOff, void* dstMhandle, uint32_t rank,
-                                    uint64_t signalOff, void* signalMhandle, uint64_t signalValue,
-                                    uint32_t signalOp, bool isStrongSignal, void** request) {
-    return iputSignal(rmaCtx, context, srcOff, srcMhandle, size, dstOff, dstMhandle, rank,
-                      signalOff, signalMhandle, signalValue, signalOp, isStrongSignal, request);
   }
 
   // ---- RMA v15: v14 and a hint ------------------------------------------
@@ -499,172 +488,139 @@ struct RmaExports {
   }
 };
 
-// The table of each version.
+// RMA v13, v14 and v15 share one layout; these are the members whose
+// signatures differ between them.
 template <class Impl, int V>
-struct RmaTable;
+struct RmaVersion;
 
 template <class Impl>
-struct RmaTable<Impl, 14> {
-  static constexpr ncclRma_v14_t make() {
-    using E = RmaExports<Impl>;
-    return {Impl::kName,
-            E::init,
-            E::devices,
-            E::propertiesV12,
-            E::listen,
-            E::connectV14,
-            E::createContextV14,
-            E::regMrSym,
-            rma::offersDmaBuf_v<Impl> ? E::regMrSymDmaBuf : nullptr,
-            E::deregMrSym,
-            E::destroyContext,
-            E::closeColl,
-            E::closeListen,
-            E::iput,
-            E::iputSignalV14,
-            E::iget,
-            E::iflush,
-            E::test,
-            rma::offersProgress_v<Impl> ? E::progress : nullptr,
-            E::queryLastError,
-            E::finalize};
-  }
+struct RmaVersion<Impl, 14> {
+  using E = RmaExports<Impl>;
+  static constexpr auto createContext = E::createContextV14;
+  static constexpr auto regMrSym = E::regMrSym;
+  static constexpr auto regMrSymDmaBuf = E::regMrSymDmaBuf;
+  static constexpr auto iput = E::iput;
+  static constexpr auto iputSignal = E::iputSignal;
+  static constexpr auto iget = E::iget;
 };
 
 template <class Impl>
-struct RmaTable<Impl, 15> {
-  static constexpr ncclRma_v15_t make() {
-    using E = RmaExports<Impl>;
-    return {Impl::kName,
-            E::init,
-            E::devices,
-            E::propertiesV12,
-            E::listen,
-            E::connectV14,
-            E::createContextV14,
-            E::regMrSym,
-            rma::offersDmaBuf_v<Impl> ? E::regMrSymDmaBuf : nullptr,
-            E::deregMrSym,
-            E::destroyContext,
-            E::closeColl,
-            E::closeListen,
-            E::iputV15,
-            E::iputSignalV15,
-            E::igetV15,
-            E::iflush,
-            E::test,
-            rma::offersProgress_v<Impl> ? E::progress : nullptr,
-            E::queryLastError,
-            E::finalize};
-  }
+struct RmaVersion<Impl, 15> {
+  using E = RmaExports<Impl>;
+  static constexpr auto createContext = E::createContextV14;
+  static constexpr auto regMrSym = E::regMrSym;
+  static constexpr auto regMrSymDmaBuf = E::regMrSymDmaBuf;
+  static constexpr auto iput = E::iputV15;
+  static constexpr auto iputSignal = E::iputSignalV15;
+  static constexpr auto iget = E::igetV15;
 };
 
 // RMA v13 is GIN v13's layout (rma/rma_v13.h: typedef ncclGin_v13_t).
 template <class Impl>
-struct RmaTable<Impl, 13> {
-  static constexpr ncclRma_v13_t make() {
-    using E = RmaExports<Impl>;
-    return {Impl::kName,
-            E::init,
-            E::devices,
-            E::propertiesV12,
-            E::listen,
-            E::connectV14,
-            E::createContextV13,
-            E::regMrSymGin,
-            rma::offersDmaBuf_v<Impl> ? E::regMrSymDmaBufGin : nullptr,
-            E::deregMrSym,
-            E::destroyContext,
-            E::closeColl,
-            E::closeListen,
-            E::iput,
-            E::iputSignalStrong,
-            E::iget,
-            E::iflush,
-            E::test,
-            rma::offersProgress_v<Impl> ? E::progress : nullptr,
-            E::queryLastError,
-            E::finalize};
-  }
+struct RmaVersion<Impl, 13> {
+  using E = RmaExports<Impl>;
+  static constexpr auto createContext = E::createContextV13;
+  static constexpr auto regMrSym = E::regMrSymGin;
+  static constexpr auto regMrSymDmaBuf = E::regMrSymDmaBufGin;
+  static constexpr auto iput = E::iput;
+  static constexpr auto iputSignal = E::iputSignalStrong;
+  static constexpr auto iget = E::iget;
 };
 
+template <class Table, class Impl, int V>
+constexpr Table rmaTable() {
+  using E = RmaExports<Impl>;
+  using Own = RmaVersion<Impl, V>;
+  return {Impl::kName,
+          E::init,
+          E::devices,
+          E::propertiesV12,
+          E::listen,
+          E::connectCollective,
+          Own::createContext,
+          Own::regMrSym,
+          rma::offersDmaBuf_v<Impl> ? Own::regMrSymDmaBuf : nullptr,
+          E::deregMrSym,
+          E::destroyContext,
+          E::closeColl,
+          E::closeListen,
+          Own::iput,
+          Own::iputSignal,
+          Own::iget,
+          E::iflush,
+          E::test,
+          rma::offersProgress_v<Impl> ? E::progress : nullptr,
+          E::queryLastError,
+          E::finalize};
+}
+
+// GIN v11 and v12 share one layout; these are the members whose signatures
+// differ between them.
 template <class Impl, int V>
-struct GinProxyTable;
+struct GinProxyVersion;
 
 template <class Impl>
-struct GinProxyTable<Impl, 13> {
-  static constexpr ncclGin_v13_t make() { return RmaTable<Impl, 13>::make(); }
+struct GinProxyVersion<Impl, 12> {
+  using E = RmaExports<Impl>;
+  static constexpr auto connect = E::connectV12;
+  static constexpr auto iput = E::iputProxy;
+  static constexpr auto iputSignal = E::iputSignalProxy;
+};
+
+template <class Impl>
+struct GinProxyVersion<Impl, 11> {
+  using E = RmaExports<Impl>;
+  static constexpr auto connect = E::connectV11;
+  static constexpr auto iput = E::iputV11;
+  static constexpr auto iputSignal = E::iputSignalV11;
 };
 
 // createContext and destroyContext stay NULL: NCCL then uses the collComm
 // as the context (2.30's plugin/gin/gin_v11.cc); 2.28/2.29 never call them
 // for a proxy plugin.
-template <class Impl>
-struct GinProxyTable<Impl, 12> {
-  static constexpr ncclGin_v12_t make() {
-    using E = RmaExports<Impl>;
-    return {Impl::kName,
-            E::init,
-            E::devices,
-            E::propertiesV11,
-            E::listen,
-            E::connectV12,
-            nullptr,
-            E::regMrSymProxy,
-            rma::offersDmaBuf_v<Impl> ? E::regMrSymDmaBufProxy : nullptr,
-            E::deregMrSymProxy,
-            nullptr,
-            E::closeCollProxy,
-            E::closeListen,
-            E::iputProxy,
-            E::iputSignalProxy,
-            E::testProxy,
-            rma::offersProgress_v<Impl> ? E::progressProxy : nullptr,
-            E::queryLastErrorProxy,
-            E::finalize};
-  }
-};
+template <class Table, class Impl, int V>
+constexpr Table ginProxyTable() {
+  using E = RmaExports<Impl>;
+  using Own = GinProxyVersion<Impl, V>;
+  return {Impl::kName,
+          E::init,
+          E::devices,
+          E::propertiesV11,
+          E::listen,
+          Own::connect,
+          nullptr,
+          E::regMrSymProxy,
+          rma::offersDmaBuf_v<Impl> ? E::regMrSymDmaBufProxy : nullptr,
+          E::deregMrSymProxy,
+          nullptr,
+          E::closeCollProxy,
+          E::closeListen,
+          Own::iput,
+          Own::iputSignal,
+          E::testProxy,
+          rma::offersProgress_v<Impl> ? E::progressProxy : nullptr,
+          E::queryLastErrorProxy,
+          E::finalize};
+}
 
-template <class Impl>
-struct GinProxyTable<Impl, 11> {
-  static constexpr ncclGin_v11_t make() {
-    using E = RmaExports<Impl>;
-    return {Impl::kName,
-            E::init,
-            E::devices,
-            E::propertiesV11,
-            E::listen,
-            E::connectV11,
-            nullptr,
-            E::regMrSymProxy,
-            rma::offersDmaBuf_v<Impl> ? E::regMrSymDmaBufProxy : nullptr,
-            E::deregMrSymProxy,
-            nullptr,
-            E::closeCollProxy,
-            E::closeListen,
-            E::iputV11,
-            E::iputSignalV11,
-            E::testProxy,
-            rma::offersProgress_v<Impl> ? E::progressProxy : nullptr,
-            E::queryLastErrorProxy,
-            E::finalize};
-  }
-};
-
-template <class Impl, int V>
-constexpr auto rmaTableOf() {
+// A class that fails the contract gets empty tables: the contract's
+// messages are then the only errors.
+template <class Table, class Impl, int V>
+constexpr Table rmaTableOf() {
   if constexpr (rma::meetsContract_v<Impl>) {
-    return RmaTable<Impl, V>::make();
+    return rmaTable<Table, Impl, V>();
   } else {
-    return decltype(RmaTable<Impl, V>::make()){};
+    return Table{};
   }
 }
-template <class Impl, int V>
-constexpr auto ginTableOf() {
-  if constexpr (rma::meetsContract_v<Impl>) {
-    return GinProxyTable<Impl, V>::make();
+template <class Table, class Impl, int V>
+constexpr Table ginTableOf() {
+  if constexpr (!rma::meetsContract_v<Impl>) {
+    return Table{};
+  } else if constexpr (V == 13) {
+    return rmaTable<Table, Impl, V>();
   } else {
-    return decltype(GinProxyTable<Impl, V>::make()){};
+    return ginProxyTable<Table, Impl, V>();
   }
 }
 
@@ -672,11 +628,9 @@ constexpr auto ginTableOf() {
 
 #pragma GCC visibility pop
 
-// A class that fails the contract gets empty tables: the contract's
-// messages are then the only errors.
 #define NCCLNET_DETAIL_EXPORT_RMA_TABLE(Impl, N)                                                \
   extern "C" __attribute__((visibility("default"))) const ncclRma_v##N##_t ncclRmaPlugin_v##N = \
-      ::ncclnet::detail::rmaTableOf<Impl, N>();
+      ::ncclnet::detail::rmaTableOf<ncclRma_v##N##_t, Impl, N>();
 #define NCCLNET_DETAIL_EXPORT_GIN_TABLE(Impl, N)                                                \
   extern "C" __attribute__((visibility("default"))) const ncclGin_v##N##_t ncclGinPlugin_v##N = \
-      ::ncclnet::detail::ginTableOf<Impl, N>();
+      ::ncclnet::detail::ginTableOf<ncclGin_v##N##_t, Impl, N>();
