@@ -244,9 +244,12 @@ uint64_t RmaLedger::afterOp(const Post& post, RmaOp op, ncclResult_t res, void* 
                            " requests (32 x maxRecvs) outstanding to that rank";
   if (res != ncclSuccess) {
     // A call with a rank and registrations of this collComm that fails
-    // below the limit: the plugin refused what NCCL may post. (A peer that
-    // died fails it too; NCCL fails the job on either.)
-    if (post.wellFormed && post.outstanding < post.limit) {
+    // below the limit: the plugin refused what NCCL may post. A remote or
+    // system error is the peer or the network gone (ncclRemoteError is
+    // NCCL's "remote process exited or network error"), which rule 78 asks
+    // the plugin to report, not a refusal.
+    const bool networkFailed = res == ncclRemoteError || res == ncclSystemError;
+    if (post.wellFormed && post.outstanding < post.limit && !networkFailed) {
       reporter_.violation(rules::kRmaRequestsReturned, post.comm, call,
                           std::string(rmaOpName(op)) + " returned " +
                               std::to_string(static_cast<int>(res)) + " with " + load);

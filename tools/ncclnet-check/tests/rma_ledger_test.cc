@@ -54,6 +54,17 @@ TEST_F(RmaLedgerTest, LimitIsPerPeer) {
       << lines_[0];
 }
 
+// A dead peer fails the next put with a remote (or system) error, which
+// rule 78 asks for: no refusal.
+TEST_F(RmaLedgerTest, ThePeerGoneIsNoRefusal) {
+  connect();
+  put(1, ncclRemoteError, nullptr);
+  put(1, ncclSystemError, nullptr);
+  EXPECT_TRUE(lines_.empty());
+  put(1, ncclInvalidUsage, nullptr);
+  EXPECT_EQ(lines_.size(), 1u);
+}
+
 TEST_F(RmaLedgerTest, DoneRequestsFreeTheQueue) {
   connect();
   for (int i = 0; i < 32; i++) put(0, ncclSuccess, &requests_[i]);
