@@ -195,6 +195,18 @@ TEST_F(ObjectModel, AClosedCommAndItsRequestsAreRefused) {
   expectOneWarning("is not a live sendComm");
 }
 
+// What a failed connect, accept or regMr left in NCCL's slots, which its
+// teardown closes and deregisters all the same (src/transport/net.cc
+// sendProxyFree, recvProxyFree): success, and nothing logged, so that
+// NCCL's cleanup of the other connections goes on.
+TEST_F(ObjectModel, NullHandlesNcclTearsDownAreAccepted) {
+  EXPECT_EQ(net_->deregMr(send_, nullptr), ncclSuccess);
+  EXPECT_EQ(net_->closeSend(nullptr), ncclSuccess);
+  EXPECT_EQ(net_->closeRecv(nullptr), ncclSuccess);
+  EXPECT_EQ(net_->closeListen(nullptr), ncclSuccess);
+  EXPECT_EQ(countCaptured(NCCL_LOG_WARN, ""), 0);
+}
+
 TEST_F(ObjectModel, ACopyOfAHandleMidConnectStartsItsOwnConnect) {
   char handle[NCCL_NET_HANDLE_MAXSIZE] = {};
   void* listen = nullptr;

@@ -171,7 +171,12 @@ struct Exports {
       return impl.regMrDmaBuf(comm, data, size, type, offset, fd, mhandle);
     });
   }
+  // NULL is what a failed regMr left in NCCL's slot, and NCCL's teardown
+  // deregisters it (src/transport/net.cc sendProxyFree, recvProxyFree): an
+  // error there would end NCCL's cleanup of every later connection
+  // (src/proxy.cc ncclProxyFreeConnections stops at the first).
   static ncclResult_t deregMr(void* comm, void* mhandle) {
+    if (mhandle == nullptr) return ncclSuccess;
     return call<Impl>("deregMr", [&](Impl& impl) { return impl.deregMr(comm, mhandle); });
   }
   static ncclResult_t getDeviceMr(void* comm, void* mhandle, void** dptr) {
@@ -233,13 +238,20 @@ struct Exports {
   }
 
   // ---- teardown ----------------------------------------------------------
+  // A NULL comm is what a failed connect or accept left: NCCL marks the
+  // connection connected all the same and closes it at teardown
+  // (src/proxy.cc proxyProgressAsync, src/transport/net.cc sendProxyFree,
+  // recvProxyFree); as NCCL's own transports do, that succeeds.
   static ncclResult_t closeSend(void* comm) {
+    if (comm == nullptr) return ncclSuccess;
     return call<Impl>("closeSend", [&](Impl& impl) { return impl.closeSend(comm); });
   }
   static ncclResult_t closeRecv(void* comm) {
+    if (comm == nullptr) return ncclSuccess;
     return call<Impl>("closeRecv", [&](Impl& impl) { return impl.closeRecv(comm); });
   }
   static ncclResult_t closeListen(void* comm) {
+    if (comm == nullptr) return ncclSuccess;
     return call<Impl>("closeListen", [&](Impl& impl) { return impl.closeListen(comm); });
   }
 
