@@ -154,6 +154,10 @@ std::shared_ptr<CommState> Ledger::findConnected(void* comm, const char* call) {
 }
 
 uint64_t Ledger::close(void* comm, CommKind kind, const char* call) {
+  // NULL is what a failed connect or accept left, and NCCL's teardown
+  // closes it all the same (src/transport/net.cc sendProxyFree,
+  // recvProxyFree): no misuse.
+  if (comm == nullptr) return 0;
   std::shared_ptr<CommState> state = find(comm, kind, call);
   if (state == nullptr) return 0;
   {
@@ -208,6 +212,9 @@ uint64_t Ledger::placeInMr(const std::shared_ptr<CommState>& comm, void* mhandle
 }
 
 uint64_t Ledger::beforeDereg(const std::shared_ptr<CommState>& comm, void* mhandle) {
+  // The slot of a regMr that failed, which NCCL's teardown deregisters
+  // all the same (sendProxyFree, recvProxyFree).
+  if (mhandle == nullptr) return 0;
   int uses;
   uint64_t id;
   {

@@ -68,6 +68,21 @@ class LedgerTest : public ::testing::Test {
   std::shared_ptr<CommState> sendComm_, recvComm_;
 };
 
+// After a failed connect, accept or regMr NCCL's teardown closes the NULL
+// comm and deregisters the NULL handle it was left with (net.cc
+// sendProxyFree, recvProxyFree): no misuse.
+TEST_F(LedgerTest, NcclsTeardownOfWhatFailedIsNoMisuse) {
+  connect();
+  EXPECT_EQ(ledger_.close(nullptr, CommKind::Send, "closeSend"), 0u);
+  EXPECT_EQ(ledger_.close(nullptr, CommKind::Recv, "closeRecv"), 0u);
+  EXPECT_EQ(ledger_.close(nullptr, CommKind::Listen, "closeListen"), 0u);
+  EXPECT_EQ(ledger_.beforeDereg(sendComm_, nullptr), 0u);
+  expectNoLine();
+  char stranger = 0;
+  ledger_.close(&stranger, CommKind::Send, "closeSend");
+  EXPECT_NE(onlyLine().find("not an open sendComm"), std::string::npos);
+}
+
 TEST_F(LedgerTest, CompletedRequestIsForgotten) {
   connect();
   void* r = postSend(&requests_[0]);
