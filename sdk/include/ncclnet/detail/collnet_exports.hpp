@@ -78,16 +78,7 @@ struct CollNetExports {
         call("getProperties", [&](Impl& impl) { return impl.getProperties(dev, props); });
     if (res != ncclSuccess) return res;
     if constexpr (!collnet::offersDmaBuf_v<Impl>) {
-      // NCCL would call the NULL regMrDmaBuf (coll_net.cc sendProxySetup
-      // decides by this bit alone).
-      if (props->ptrSupport & NCCL_PTR_DMABUF) {
-        Logger log = state().logger();
-        NCCLNET_INFO(log, NCCL_NET,
-                     "getProperties(dev %d): NCCL_PTR_DMABUF cleared, the class has no "
-                     "regMrDmaBuf",
-                     dev);
-        props->ptrSupport &= ~NCCL_PTR_DMABUF;
-      }
+      clearDmaBufWithout("regMrDmaBuf", state().logger(), dev, props);
     }
     // GPU memory is flushed through iflush's int size: past 2 GiB it would
     // wrap. 1 GiB is NCCL's own largest network operation (NCCL_MAX_NET_SIZE).
@@ -194,9 +185,7 @@ struct CollNetExports {
     }
     if (res == ncclSuccess) return res;
     if (collComm != nullptr) *collComm = nullptr;
-    if (listenComm != nullptr) {
-      call("closeListen", [&](Impl& impl) { return impl.closeListen(listenComm); });
-    }
+    if (listenComm != nullptr) closeListen(listenComm);
     return res;
   }
 

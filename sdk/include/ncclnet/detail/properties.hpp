@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "ncclnet/abi/net.h"
+#include "ncclnet/log.hpp"
 
 #pragma GCC visibility push(hidden)
 
@@ -151,6 +152,18 @@ ncclResult_t vPropsFromV12(const ncclNetVDeviceProps_v12_t& in, VProps* out) {
   out->ndevs = in.ndevs;
   for (int i = 0; i < in.ndevs; i++) out->devs[i] = in.devs[i];
   return ncclSuccess;
+}
+
+// For a table whose DMA-BUF registration slot is NULL: NCCL decides to call
+// that slot by NCCL_PTR_DMABUF alone (coll_net.cc sendProxySetup,
+// gin_host_proxy.cc ncclGinProxyRegMrSym, rma_proxy.cc ncclRmaProxyRegMrSym),
+// so the bit goes, with an INFO line naming the missing `member`.
+inline void clearDmaBufWithout(const char* member, const Logger& log, int dev,
+                               ncclNetProperties_v12_t* props) {
+  if ((props->ptrSupport & NCCL_PTR_DMABUF) == 0) return;
+  NCCLNET_INFO(log, NCCL_NET, "getProperties(dev %d): NCCL_PTR_DMABUF cleared, the class has no %s",
+               dev, member);
+  props->ptrSupport &= ~NCCL_PTR_DMABUF;
 }
 
 }  // namespace ncclnet::detail

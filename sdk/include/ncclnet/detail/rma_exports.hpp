@@ -85,16 +85,7 @@ struct RmaExports {
     if (res != ncclSuccess) return res;
     Logger log = state().logger();
     if constexpr (!rma::offersDmaBuf_v<Impl>) {
-      // NCCL calls regMrSymDmaBuf on this bit alone, through a NULL slot
-      // here (gin_host_proxy.cc ncclGinProxyRegMrSym, rma_proxy.cc
-      // ncclRmaProxyRegMrSym).
-      if (props->ptrSupport & NCCL_PTR_DMABUF) {
-        NCCLNET_INFO(log, NCCL_NET,
-                     "getProperties(dev %d): NCCL_PTR_DMABUF cleared, the class has no "
-                     "regMrSymDmaBuf",
-                     dev);
-        props->ptrSupport &= ~NCCL_PTR_DMABUF;
-      }
+      clearDmaBufWithout("regMrSymDmaBuf", log, dev, props);
     }
     // The GIN proxy indexes its ring of NCCL_NET_MAX_REQUESTS * maxRecvs
     // slots through a mask, falling back to that size unchecked
